@@ -1,0 +1,115 @@
+// Process configuration: environment variables (ARCHITECTURE.md fixes their names) over an
+// optional JSON file named by SUGGEST_CONFIG, over the defaults below.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export type PlanName = 'free' | 'pro' | 'enterprise';
+
+export interface PlanLimits {
+  max_indexes: number;
+  max_documents_per_index: number;
+  max_documents_total: number;
+  upload_limit_bytes: number;
+  features: { personalization: boolean; merchandising: boolean; integrations: boolean };
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  adminKey: string | undefined;
+  etcd: string[];
+  /** virtual partitions per cluster */
+  partitions: number;
+  replicationFactor: number;
+  /** largest accepted JSON body, bytes */
+  maxJsonBody: number;
+  /** default upload limit when neither tenant nor plan sets one */
+  defaultUploadLimit: number;
+  presignedOverBytes: number;
+  cloudRequiredOverBytes: number;
+  /** documents at or below this run inline; above, as a background job */
+  backgroundJobThreshold: number;
+  refreshIntervalMs: number;
+  jobStuckAfterMs: number;
+  plans: Record<PlanName, PlanLimits>;
+  grpcPort: number;
+  nodeId: string | undefined;
+  memberTtlSeconds: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+const MB = 1024 * 1024;
+
+export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
+  free: {
+    max_indexes: 3,
+    max_documents_per_index: 10_000,
+    max_documents_total: 20_000,
+    upload_limit_bytes: 10 * MB,
+    features: { personalization: false, merchandising: false, integrations: false },
+  },
+  pro: {
+    max_indexes: 25,
+    max_documents_per_index: 1_000_000,
+    max_documents_total: 5_000_000,
+    upload_limit_bytes: 50 * MB,
+    features: { personalization: true, merchandising: true, integrations: true },
+  },
+  enterprise: {
+    max_indexes: 1_000,
+    max_documents_per_index: 100_000_000,
+    max_documents_total: 1_000_000_000,
+    upload_limit_bytes: 1024 * MB,
+    features: { personalization: true, merchandising: true, integrations: true },
+  },
+};
+
+function int(env: string | undefined, fallback: number): number {
+  if (env === undefined || env === '') return fallback;
+  const n = Number(env);
+  if (!Number.isFinite(n)) throw new Error(`expected a number, got '${env}'`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  let file: Partial<Config> = {};
+  if (env.SUGGEST_CONFIG) file = JSON.parse(readFileSync(env.SUGGEST_CONFIG, 'utf8')) as Partial<Config>;
+  const etcd = (env.SUGGEST_ETCD ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const base: Config = {
+    host: '127.0.0.1',
+    port: 8080,
+    dataDir: './data',
+    adminKey: undefined,
+    etcd: [],
+    partitions: etcd.length > 0 ? 64 : 8,
+    replicationFactor: 1,
+    maxJsonBody: 8 * MB,
+    defaultUploadLimit: 10 * MB,
+    presignedOverBytes: 20 * MB,
+    cloudRequiredOverBytes: 50 * MB,
+    backgroundJobThreshold: 1_000,
+    refreshIntervalMs: 50,
+    jobStuckAfterMs: 60_000,
+    plans: DEFAULT_PLANS,
+    grpcPort: 0,
+    nodeId: undefined,
+    memberTtlSeconds: 5,
+    logLevel: 'info',
+    ...file,
+  };
+  return {
+    ...base,
+    host: env.SUGGEST_HOST ?? base.host,
+    port: int(env.SUGGEST_PORT, base.port),
+    dataDir: path.resolve(env.SUGGEST_DATA_DIR ?? base.dataDir),
+    adminKey: env.SUGGEST_ADMIN_KEY || base.adminKey,
+    etcd: etcd.length > 0 ? etcd : base.etcd,
+    partitions: int(env.SUGGEST_PARTITIONS, base.partitions),
+    replicationFactor: int(env.SUGGEST_REPLICATION_FACTOR, base.replicationFactor),
+    grpcPort: int(env.SUGGEST_GRPC_PORT, base.grpcPort),
+    nodeId: env.SUGGEST_NODE_ID || base.nodeId,
+    logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,
+    backgroundJobThreshold: int(env.SUGGEST_BACKGROUND_JOB_THRESHOLD, base.backgroundJobThreshold),
+  };
+}
