@@ -13,7 +13,13 @@ export interface PlanLimits {
   features: { personalization: boolean; merchandising: boolean; integrations: boolean };
 }
 
+export type Role = 'router' | 'shard' | 'coordinator';
+
 export interface Config {
+  /** roles this process runs; the single node runs all three */
+  roles: Role[];
+  /** the first placement waits until this many shard nodes have joined */
+  minShardNodes: number;
   host: string;
   port: number;
   dataDir: string;
@@ -77,6 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.SUGGEST_CONFIG) file = JSON.parse(readFileSync(env.SUGGEST_CONFIG, 'utf8')) as Partial<Config>;
   const etcd = (env.SUGGEST_ETCD ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const base: Config = {
+    roles: ['router', 'shard', 'coordinator'],
+    minShardNodes: 1,
     host: '127.0.0.1',
     port: 8080,
     dataDir: './data',
@@ -98,8 +106,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: 'info',
     ...file,
   };
+  const roles = (env.SUGGEST_ROLES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const r of roles) if (r !== 'router' && r !== 'shard' && r !== 'coordinator') throw new Error(`unknown role '${r}' in SUGGEST_ROLES`);
   return {
     ...base,
+    roles: roles.length > 0 ? (roles as Role[]) : base.roles,
+    minShardNodes: int(env.SUGGEST_MIN_SHARD_NODES, base.minShardNodes),
     host: env.SUGGEST_HOST ?? base.host,
     port: int(env.SUGGEST_PORT, base.port),
     dataDir: path.resolve(env.SUGGEST_DATA_DIR ?? base.dataDir),

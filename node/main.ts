@@ -1,0 +1,162 @@
+// Process entry: wires the roles this process runs (router, shard, coordinator) around one
+// Coordinator. With no SUGGEST_ETCD it is the single node: every role in one process, the
+// embedded coordination backend and the in-process shard transport. With SUGGEST_ETCD it joins
+// a cluster: shard nodes serve gRPC, routers reach them through a client pool that follows
+// membership, and a coordinator leader keeps the placement table.
+import './runtime/threadpool.js';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from './runtime/config.js';
+import { log, setLogLevel } from './runtime/log.js';
+import { NodeId } from './runtime/ids.js';
+import type { ShardDirectory } from './runtime/shard-api.js';
+import type { Lease, MemberRecord, Unsubscribe } from '../coordinator/coordinator.js';
+import { createCoordinator } from '../coordinator/create-coordinator.js';
+import { PlacementLeader } from '../coordinator/placement.js';
+import { ShardNode } from '../shard/shard-node.js';
+import { shardGrpcService } from '../shard/shard-grpc-service.js';
+import { startGrpcServer, type GrpcServerHandle } from './runtime/grpc-server.js';
+import { GrpcClientPool } from './runtime/grpc-client-pool.js';
+import { createRouterApp } from '../router/router-app.js';
+import { bootstrap } from './bootstrap.js';
+
+const config = loadConfig();
+setLogLevel(config.logLevel);
+mkdirSync(config.dataDir, { recursive: true });
+const clustered = config.etcd.length > 0;
+
+/** A node keeps its identity across restarts: placement is sticky to node ids. */
+function nodeIdFor(dataDir: string): NodeId {
+  if (config.nodeId) return NodeId(config.nodeId);
+  const file = path.join(dataDir, 'node-id');
+  if (existsSync(file)) return NodeId(readFileSync(file, 'utf8').trim());
+  const id = `node-${randomUUID().slice(0, 8)}`;
+  writeFileSync(file, id + '\n');
+  return NodeId(id);
+}
+
+const nodeId = nodeIdFor(config.dataDir);
+const roles = config.roles;
+const closers: (() => Promise<void> | void)[] = [];
+const logger = log.child({ node_id: nodeId });
+
+async function main(): Promise<void> {
+  const coordinator = await createCoordinator(config);
+  closers.unshift(() => coordinator.close());
+
+  let shardNode: ShardNode | undefined;
+  let grpc: GrpcServerHandle | undefined;
+  if (roles.includes('shard')) {
+    shardNode = new ShardNode({ nodeId, dataDir: config.dataDir, partitions: config.partitions });
+    closers.unshift(() => shardNode!.close());
+    const initial = await coordinator.getPlacement();
+    if (initial) shardNode.setPlacement(initial);
+    const unwatch: Unsubscribe = await coordinator.watchPlacement((t) => shardNode!.setPlacement(t));
+    closers.unshift(unwatch);
+    if (clustered) {
+      grpc = await startGrpcServer({ host: config.host, port: config.grpcPort, shard: shardGrpcService(shardNode, logger) });
+      closers.unshift(() => grpc!.close());
+    }
+  }
+
+  const member: MemberRecord = {
+    node_id: nodeId,
+    roles,
+    grpc_address: grpc ? `${config.host}:${grpc.port}` : null,
+    http_address: null,
+    started_at: new Date().toISOString(),
+  };
+
+  let directory: ShardDirectory | undefined;
+  if (roles.includes('router')) {
+    if (shardNode && !clustered) {
+      const local = shardNode;
+      directory = { client: () => local };
+    } else {
+      const addresses = new Map<string, string>();
+      const refresh = (members: MemberRecord[]) => {
+        addresses.clear();
+        for (const m of members) if (m.grpc_address) addresses.set(m.node_id, m.grpc_address);
+      };
+      refresh(await coordinator.listMembers());
+      closers.unshift(await coordinator.watchMembers(refresh));
+      const pool = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
+      closers.unshift(() => pool.close());
+      directory = pool;
+    }
+  }
+
+  // Registration comes after the gRPC server is up, so a member in etcd is always reachable.
+  let lease: Lease | undefined;
+  let httpPort: number | null = null;
+  if (roles.includes('router') && directory) {
+    const app = await createRouterApp({ config, coordinator, shards: directory, nodeId });
+    httpPort = await app.listen(config.host, config.port);
+    closers.unshift(() => app.close());
+    member.http_address = `${config.host}:${httpPort}`;
+  }
+  lease = await coordinator.register(member, config.memberTtlSeconds);
+  closers.unshift(() => lease!.revoke());
+
+  if (roles.includes('coordinator')) {
+    const leader = new PlacementLeader({ coordinator, nodeId, partitions: config.partitions, replicationFactor: config.replicationFactor, minShardNodes: config.minShardNodes, log: logger });
+    await leader.start();
+    closers.unshift(() => leader.stop());
+  }
+
+  if (roles.includes('router')) {
+    const boot = await bootstrap(coordinator, config);
+    if (boot.credentials) {
+      logger.info('first boot: credentials created', { file: path.join(config.dataDir, 'credentials.json') });
+      process.stderr.write(
+        `\nFirst boot. These keys are shown once and saved to ${path.join(config.dataDir, 'credentials.json')} (mode 0600):\n` +
+          `  admin key:   ${boot.credentials.admin_key}\n  tenant:      ${boot.credentials.tenant_id}\n` +
+          `  public key:  ${boot.credentials.public_key}\n  private key: ${boot.credentials.private_key}\n\n`,
+      );
+    }
+  }
+
+  lease.lost.then(() => {
+    if (!stopping) logger.error('membership lease lost; exiting so a supervisor restarts this node');
+    if (!stopping) void shutdown(1);
+  });
+
+  logger.info('ready', {
+    roles,
+    mode: clustered ? 'cluster' : 'single',
+    http: httpPort === null ? null : `${config.host}:${httpPort}`,
+    grpc: grpc ? `${config.host}:${grpc.port}` : null,
+    partitions: config.partitions,
+    data_dir: config.dataDir,
+  });
+}
+
+let stopping = false;
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const timer = setTimeout(() => process.exit(code || 1), 10_000);
+  timer.unref();
+  for (const close of closers) {
+    try {
+      await close();
+    } catch (err) {
+      logger.warn('error during shutdown', { err });
+    }
+  }
+  process.exit(code);
+}
+
+process.on('SIGTERM', () => void shutdown(0));
+process.on('SIGINT', () => void shutdown(0));
+process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
+process.on('uncaughtException', (err) => {
+  logger.error('uncaught exception', { err });
+  void shutdown(1);
+});
+
+main().catch((err: unknown) => {
+  logger.error('failed to start', { err });
+  void shutdown(1);
+});

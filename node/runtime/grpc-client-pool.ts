@@ -1,0 +1,171 @@
+// gRPC clients of shard nodes, one channel (or a few) per node address, shared by every caller
+// of the process. A node id is resolved to its address on each lookup, so the pool follows
+// membership changes; each RPC becomes a Promise with a deadline, and a failed call comes back
+// as the catalogue error the shard raised (`fromGrpcError`), or `unavailable` when the node did
+// not answer.
+import { credentials, status, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
+import * as pb from '../../proto/gen/shard.js';
+import { ERRORS, SuggestError, fail, format, fromGrpcError } from './errors.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
+import type { NodeId } from './ids.js';
+import type { ShardApi, ShardDirectory } from './shard-api.js';
+
+export type ShardMethod = keyof ShardApi;
+
+export interface GrpcClientPoolOptions {
+  /** the gRPC address (`host:port`) of a node, or undefined when it is not a live member */
+  resolve: (node: NodeId) => string | undefined;
+  /** deadline of every call, ms (default 5000) */
+  deadlineMs?: number;
+  /** per-method deadlines, e.g. longer ones for large ingestion batches */
+  deadlines?: Partial<Record<ShardMethod, number>>;
+  /**
+   * HTTP/2 connections per address (default 1). One connection is served by one event loop
+   * turn at a time on each side; a router that scatters heavy query traffic can spread it.
+   */
+  channelsPerAddress?: number;
+  maxMessageBytes?: number;
+  /** extra grpc-js channel options, applied last */
+  channelOptions?: ChannelOptions;
+}
+
+const METHODS: readonly ShardMethod[] = ['upsert', 'getDocument', 'deleteDocument', 'listDocuments', 'dropIndex', 'indexStats', 'query', 'partitionStats'];
+
+interface UnaryDefinition<Req, Res> {
+  readonly path: string;
+  readonly requestSerialize: (value: Req) => Buffer;
+  readonly responseDeserialize: (value: Buffer) => Res;
+}
+
+const S = pb.ShardServiceService;
+
+/** The ShardApi of one address; built once per address, so a call allocates only its own state. */
+class RemoteShard implements ShardApi {
+  private turn = 0;
+
+  constructor(
+    readonly address: string,
+    private readonly clients: readonly Client[],
+    private readonly deadlines: Readonly<Record<ShardMethod, number>>,
+  ) {}
+
+  upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
+    return this.call(S.upsert, this.deadlines.upsert, req);
+  }
+  getDocument(req: pb.DocumentRequest): Promise<pb.GetDocumentResponse> {
+    return this.call(S.getDocument, this.deadlines.getDocument, req);
+  }
+  deleteDocument(req: pb.DocumentRequest): Promise<pb.DeleteDocumentResponse> {
+    return this.call(S.deleteDocument, this.deadlines.deleteDocument, req);
+  }
+  listDocuments(req: pb.ListDocumentsRequest): Promise<pb.ListDocumentsResponse> {
+    return this.call(S.listDocuments, this.deadlines.listDocuments, req);
+  }
+  dropIndex(req: pb.DropIndexRequest): Promise<pb.DropIndexResponse> {
+    return this.call(S.dropIndex, this.deadlines.dropIndex, req);
+  }
+  indexStats(req: pb.IndexStatsRequest): Promise<pb.IndexStatsResponse> {
+    return this.call(S.indexStats, this.deadlines.indexStats, req);
+  }
+  query(req: pb.QueryRequest): Promise<pb.QueryResponse> {
+    return this.call(S.query, this.deadlines.query, req);
+  }
+  partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
+    return this.call(S.partitionStats, this.deadlines.partitionStats, req);
+  }
+
+  close(): void {
+    for (const c of this.clients) c.close();
+  }
+
+  private call<Req, Res>(def: UnaryDefinition<Req, Res>, deadlineMs: number, req: Req): Promise<Res> {
+    const client = this.clients.length === 1 ? this.clients[0]! : this.clients[this.turn++ % this.clients.length]!;
+    return new Promise<Res>((resolve, reject) => {
+      client.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, { deadline: Date.now() + deadlineMs }, (err, res) => {
+        if (err) reject(remoteError(err, this.address));
+        else if (res === undefined) reject(new SuggestError('internal', `${def.path} answered without a message`));
+        else resolve(res);
+      });
+    });
+  }
+}
+
+function remoteError(err: ServiceError, address: string): SuggestError {
+  const e = fromGrpcError(err);
+  // a node that shuts down mid-call cancels it; to the caller that is a node that did not answer
+  if (e.code === 'internal' && err.code === status.CANCELLED) {
+    return new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `Shard node at ${address} stopped during the call` }), { cause: err });
+  }
+  return e;
+}
+
+export class GrpcClientPool implements ShardDirectory {
+  private readonly byAddress = new Map<string, RemoteShard>();
+  private readonly resolve: (node: NodeId) => string | undefined;
+  private readonly deadlines: Record<ShardMethod, number>;
+  private readonly channels: number;
+  private readonly channelOptions: ChannelOptions;
+  private closed = false;
+
+  constructor(options: GrpcClientPoolOptions) {
+    this.resolve = options.resolve;
+    const base = options.deadlineMs ?? 5_000;
+    const deadlines = {} as Record<ShardMethod, number>;
+    for (const m of METHODS) deadlines[m] = options.deadlines?.[m] ?? base;
+    this.deadlines = deadlines;
+    this.channels = Math.max(1, options.channelsPerAddress ?? 1);
+    const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.channelOptions = {
+      'grpc.max_receive_message_length': max,
+      'grpc.max_send_message_length': max,
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+      // a restarted node should be reachable again within a second or two, not after minutes
+      'grpc.initial_reconnect_backoff_ms': 250,
+      'grpc.max_reconnect_backoff_ms': 5_000,
+      // without this, clients with equal options share one subchannel and channelsPerAddress is moot
+      ...(this.channels > 1 ? { 'grpc.use_local_subchannel_pool': 1 } : {}),
+      ...options.channelOptions,
+    };
+  }
+
+  /** The client of a node; `unavailable` when the node has no known address. */
+  client(node: NodeId): ShardApi {
+    const address = this.resolve(node);
+    if (address === undefined) fail('unavailable', { reason: `Shard node '${node}' is not a live member` });
+    return this.at(address);
+  }
+
+  /** The client of an address (one per address for the life of the pool, until pruned). */
+  at(address: string): ShardApi {
+    if (this.closed) fail('unavailable', { reason: 'The shard client pool is closed' });
+    let remote = this.byAddress.get(address);
+    if (!remote) {
+      const clients: Client[] = [];
+      for (let i = 0; i < this.channels; i++) clients.push(new pb.ShardServiceClient(address, credentials.createInsecure(), this.channelOptions));
+      remote = new RemoteShard(address, clients, this.deadlines);
+      this.byAddress.set(address, remote);
+    }
+    return remote;
+  }
+
+  /** Closes the channels of addresses not in `keep` (call after a membership change). */
+  prune(keep: Iterable<string>): void {
+    const live = new Set(keep);
+    for (const [address, remote] of this.byAddress) {
+      if (live.has(address)) continue;
+      remote.close();
+      this.byAddress.delete(address);
+    }
+  }
+
+  get addresses(): string[] {
+    return [...this.byAddress.keys()];
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const remote of this.byAddress.values()) remote.close();
+    this.byAddress.clear();
+  }
+}

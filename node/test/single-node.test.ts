@@ -1,0 +1,43 @@
+// The foundation's end-to-end suite against a real single-node process (`node dist/node/main.js`).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
+import { registerApiSuite } from './api-suite.js';
+import { ApiClient } from './api-client.js';
+
+let node: SingleNode;
+beforeAll(async () => {
+  node = await startSingleNode();
+});
+afterAll(async () => {
+  await node?.stop();
+});
+
+registerApiSuite('single node', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }));
+
+describe('single node boot and restart', () => {
+  it('writes first-boot credentials with mode 0600 and they work', async () => {
+    const file = path.join(node.dataDir, 'credentials.json');
+    expect(existsSync(file)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const creds = JSON.parse(readFileSync(file, 'utf8')) as { admin_key: string; tenant_id: string; public_key: string; private_key: string };
+    expect(creds.tenant_id).toBe('default');
+    const api = new ApiClient(node.baseUrl);
+    expect((await api.call('GET', '/v1/indexes', { key: creds.private_key })).status).toBe(200);
+    expect((await api.call('GET', '/v1/indexes', { key: creds.public_key })).status).toBe(403);
+  });
+
+  it('keeps indexes and documents across a restart', async () => {
+    const creds = JSON.parse(readFileSync(path.join(node.dataDir, 'credentials.json'), 'utf8')) as { private_key: string };
+    let api = new ApiClient(node.baseUrl);
+    await api.call('POST', '/v1/indexes', { key: creds.private_key, body: { index_id: 'durable', name: 'Durable' } });
+    const up = await api.call('POST', '/v1/indexes/durable/documents', { key: creds.private_key, body: { documents: [{ id: 'k', title: 'Kept', desc: '', manufacturer: '', raw: {} }] } });
+    expect(up.status).toBe(200);
+    await node.restart();
+    api = new ApiClient(node.baseUrl);
+    const r = await api.call<{ title: string }>('GET', '/v1/indexes/durable/documents/k', { key: creds.private_key });
+    expect(r.status).toBe(200);
+    expect(r.body.title).toBe('Kept');
+  });
+});

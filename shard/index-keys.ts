@@ -1,0 +1,132 @@
+// The key layout of a partition's RocksDB, for one part of one physical index. Many tenants'
+// indexes share a partition, so every key starts with the index part's identity, written with
+// length prefixes so that no tenant, index or document id can be read as part of another:
+//
+//   0x00 "format"                                       -> format version (ASCII digits)
+//   0x01 len(T) T len(P) P part(u32 BE) doc_id          -> document body (msgpack, stored as sent)
+//   0x02 len(T) T len(P) P part(u32 BE)                 -> index part meta (see encodeMeta)
+//
+// T (tenant id) and P (physical index id) are UTF-8 with a one-byte length (1..255 bytes);
+// doc_id is the raw UTF-8 tail of the key, so documents of one part sort by id (UTF-8 byte
+// order, which is Unicode code point order) and one range scan lists them.
+import { fail } from '../node/runtime/errors.js';
+
+export const FORMAT_KEY = Buffer.from('\x00format', 'latin1');
+export const FORMAT_VERSION = '1';
+export const DOC_TAG = 0x01;
+export const META_TAG = 0x02;
+/** every meta key lies in [META_START, META_END) */
+export const META_START = Buffer.from([META_TAG]);
+export const META_END = Buffer.from([META_TAG + 1]);
+
+/** Longest accepted document id, in UTF-8 bytes: ids are keys, and keys are kept small. */
+export const MAX_DOC_ID_BYTES = 4096;
+const MAX_NAME_BYTES = 255;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Meta value: count (f64), stored bytes (f64), parts (u32). Doubles are exact up to 2^53. */
+const META_BYTES = 20;
+
+export interface IndexMeta {
+  count: number;
+  bytes: number;
+  parts: number;
+}
+
+export function encodeMeta(meta: IndexMeta): Buffer {
+  const b = Buffer.allocUnsafe(META_BYTES);
+  b.writeDoubleBE(meta.count, 0);
+  b.writeDoubleBE(meta.bytes, 8);
+  b.writeUInt32BE(meta.parts >>> 0, 16);
+  return b;
+}
+
+export function decodeMeta(value: Buffer): IndexMeta {
+  if (value.length < META_BYTES) throw new Error(`index meta value has ${value.length} bytes, expected ${META_BYTES}`);
+  return { count: value.readDoubleBE(0), bytes: value.readDoubleBE(8), parts: value.readUInt32BE(16) };
+}
+
+/**
+ * In-memory identity of an index part, unambiguous for any strings: the tenant's length comes
+ * first, and the part number after the last '/' cannot contain one.
+ */
+export function indexPartId(tenantId: string, physicalIndexId: string, part: number): string {
+  return `${tenantId.length}:${tenantId}/${physicalIndexId}/${part}`;
+}
+
+function nameBytes(what: string, s: string): Buffer {
+  const b = Buffer.from(s, 'utf8');
+  if (b.length === 0 || b.length > MAX_NAME_BYTES) fail('bad_request', { reason: `${what} must be 1 to ${MAX_NAME_BYTES} bytes long` });
+  if (LONE_SURROGATE.test(s)) fail('bad_request', { reason: `${what} must be valid Unicode` });
+  return b;
+}
+
+/** Smallest key greater than every key that starts with `prefix`. */
+function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i] = end[i]! + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  throw new Error('a key prefix of only 0xff bytes has no upper bound');
+}
+
+/** Key builders for one index part; built once per part and kept with its counters. */
+export class IndexKeys {
+  /** prefix of every document key of this part */
+  readonly docPrefix: Buffer;
+  /** exclusive upper bound of the document range */
+  readonly docEnd: Buffer;
+  readonly metaKey: Buffer;
+
+  constructor(
+    readonly tenantId: string,
+    readonly physicalIndexId: string,
+    readonly part: number,
+  ) {
+    const t = nameBytes('tenant_id', tenantId);
+    const p = nameBytes('physical_index_id', physicalIndexId);
+    const body = Buffer.allocUnsafe(1 + t.length + 1 + p.length + 4);
+    let o = 0;
+    body[o++] = t.length;
+    o += t.copy(body, o);
+    body[o++] = p.length;
+    o += p.copy(body, o);
+    body.writeUInt32BE(part >>> 0, o);
+    this.docPrefix = Buffer.concat([Buffer.from([DOC_TAG]), body]);
+    this.metaKey = Buffer.concat([Buffer.from([META_TAG]), body]);
+    this.docEnd = prefixEnd(this.docPrefix);
+  }
+
+  docKey(docId: string): Buffer {
+    const n = Buffer.byteLength(docId, 'utf8');
+    if (n === 0) fail('bad_request', { reason: 'A document id must not be empty' });
+    if (n > MAX_DOC_ID_BYTES) fail('bad_request', { reason: `A document id must be at most ${MAX_DOC_ID_BYTES} bytes long` });
+    // a lone surrogate would be stored as U+FFFD, so two different ids could share one key
+    if (LONE_SURROGATE.test(docId)) fail('bad_request', { reason: 'A document id must be valid Unicode (it has a lone surrogate)' });
+    const key = Buffer.allocUnsafe(this.docPrefix.length + n);
+    this.docPrefix.copy(key, 0);
+    key.write(docId, this.docPrefix.length, 'utf8');
+    return key;
+  }
+
+  docId(key: Buffer): string {
+    return key.toString('utf8', this.docPrefix.length);
+  }
+
+  /** Reads the identity back from a meta key (used when rebuilding counters on open). */
+  static fromMetaKey(key: Buffer): IndexKeys {
+    if (key[0] !== META_TAG) throw new Error('not an index meta key');
+    let o = 1;
+    const tl = key[o++]!;
+    const tenantId = key.toString('utf8', o, o + tl);
+    o += tl;
+    const pl = key[o++]!;
+    const physicalIndexId = key.toString('utf8', o, o + pl);
+    o += pl;
+    if (o + 4 !== key.length) throw new Error('malformed index meta key');
+    return new IndexKeys(tenantId, physicalIndexId, key.readUInt32BE(o));
+  }
+}

@@ -1,0 +1,37 @@
+// The seam between the shard node and the search engine: the node checks ownership, opens the
+// partition and decodes the msgpack payload, then hands the query to a QueryHandler and encodes
+// whatever object it returns. The engine attaches itself with `ShardNode.setQueryHandler`
+// without the node knowing anything about segments or ranking.
+import type * as pb from '../proto/gen/shard.js';
+import { fail } from '../node/runtime/errors.js';
+import type { PartitionStore } from './partition-store.js';
+
+export type QueryKind = 'typeahead' | 'autocomplete' | 'predict';
+
+export const QUERY_KINDS: ReadonlySet<string> = new Set<QueryKind>(['typeahead', 'autocomplete', 'predict']);
+
+export interface IndexContext {
+  /** the partition that stores the index part */
+  store: PartitionStore;
+  ref: pb.IndexRef;
+}
+
+export interface QueryContext extends IndexContext {
+  kind: QueryKind;
+  /** QueryRequest.payload decoded from msgpack; undefined when the payload is empty */
+  payload: unknown;
+}
+
+export interface QueryHandler {
+  /** The partial result of one index part (msgpack-encoded into QueryResponse.result). */
+  query(ctx: QueryContext): unknown;
+  /** Engine statistics of one index part (msgpack-encoded into IndexStatsResponse.engine). */
+  indexStats?(ctx: IndexContext): unknown;
+  /** Called once when the node closes, before its partitions close. */
+  close?(): Promise<void> | void;
+}
+
+/** What a node answers before an engine is attached. */
+export const notImplementedQueryHandler: QueryHandler = {
+  query: () => fail('not_implemented', { feature: 'Search on shard nodes' }),
+};

@@ -1,0 +1,350 @@
+// A shard node: the ShardApi of one process, over the partitions the placement table gives it.
+// Owns the routing checks (a write is applied only by the partition's primary at the node's
+// placement epoch; reads are also served by followers), the lazy opening of partitions, the
+// per-index write order (IndexMailbox), change notifications for the search engine, and the
+// orderly close (accepted writes finish, then every partition closes).
+import { access } from 'node:fs/promises';
+import { pack, unpack } from 'msgpackr';
+import type * as pb from '../proto/gen/shard.js';
+import type { PlacementTable } from '../coordinator/coordinator.js';
+import { ERRORS, SuggestError, fail, format } from '../node/runtime/errors.js';
+import { partitionOf } from '../node/runtime/hash.js';
+import type { NodeId } from '../node/runtime/ids.js';
+import { log as rootLog, type Logger } from '../node/runtime/log.js';
+import type { ShardApi } from '../node/runtime/shard-api.js';
+import { indexPartId } from './index-keys.js';
+import { IndexMailbox } from './index-mailbox.js';
+import { PartitionStore, type PartitionStoreOptions } from './partition-store.js';
+import { QUERY_KINDS, notImplementedQueryHandler, type QueryHandler, type QueryKind } from './query-handler.js';
+
+export interface ShardNodeOptions {
+  nodeId: NodeId;
+  dataDir: string;
+  /** virtual partitions of the cluster (must match every placement table) */
+  partitions: number;
+  store?: PartitionStoreOptions;
+  queryHandler?: QueryHandler;
+  /** writes waiting per index part before new ones are refused with `unavailable` */
+  maxQueuedWrites?: number;
+  logger?: Logger;
+}
+
+/** What changed after an applied write; `ids` is empty for a drop (every document of the part). */
+export interface ChangeEvent {
+  type: 'upsert' | 'delete' | 'drop';
+  ref: pb.IndexRef;
+  ids: readonly string[];
+  /** the documents as written, for upserts (same objects as the request: do not mutate) */
+  documents?: readonly pb.EncodedDocument[];
+}
+
+export type ChangeListener = (event: ChangeEvent) => void;
+
+const EMPTY = Buffer.alloc(0);
+
+export class ShardNode implements ShardApi {
+  readonly nodeId: NodeId;
+  readonly partitions: number;
+  private readonly dataDir: string;
+  private readonly storeOptions: PartitionStoreOptions;
+  private readonly log: Logger;
+  private readonly mailbox: IndexMailbox;
+  private table: PlacementTable | undefined;
+  private queryHandler: QueryHandler;
+  private readonly listeners = new Set<ChangeListener>();
+  /** opening or open partitions */
+  private readonly opening = new Map<number, Promise<PartitionStore>>();
+  /** open partitions by number, for the hot path (no promise to await) */
+  private readonly ready: (PartitionStore | undefined)[] = [];
+  private inflight = 0;
+  private drainWaiters: (() => void)[] = [];
+  private closing: Promise<void> | undefined;
+  /** set once accepted work has drained: from then on no partition may be opened */
+  private drained = false;
+
+  constructor(options: ShardNodeOptions) {
+    if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error(`partitions must be a positive integer, got ${options.partitions}`);
+    this.nodeId = options.nodeId;
+    this.partitions = options.partitions;
+    this.dataDir = options.dataDir;
+    this.storeOptions = options.store ?? {};
+    this.queryHandler = options.queryHandler ?? notImplementedQueryHandler;
+    this.mailbox = new IndexMailbox({ maxDepth: options.maxQueuedWrites });
+    this.log = (options.logger ?? rootLog).child({ role: 'shard', node: options.nodeId });
+  }
+
+  /** A table in which `nodeId` is the primary of every partition (the single-node mode). */
+  static soloPlacement(nodeId: NodeId, partitions: number, epoch = 1): PlacementTable {
+    return { epoch, partitions, nodes: Array.from({ length: partitions }, () => [nodeId]) };
+  }
+
+  // ---- configuration ----
+
+  /** Adopts a placement table; an older epoch than the current one is ignored (returns false). */
+  setPlacement(table: PlacementTable): boolean {
+    if (table.partitions !== this.partitions) {
+      throw new Error(`placement table has ${table.partitions} partitions; this node was started with ${this.partitions}`);
+    }
+    if (this.table && table.epoch < this.table.epoch) return false;
+    this.table = table;
+    return true;
+  }
+
+  get placement(): PlacementTable | undefined {
+    return this.table;
+  }
+
+  setQueryHandler(handler: QueryHandler): void {
+    this.queryHandler = handler;
+  }
+
+  /** Listener called after each applied write, in the index's write order; returns an unsubscribe. */
+  onChange(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The store of a partition, opened on first use. */
+  store(partition: number): Promise<PartitionStore> {
+    const open = this.ready[partition];
+    if (open) return Promise.resolve(open);
+    if (this.drained) return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `Shard node ${this.nodeId} is closed` })));
+    let pending = this.opening.get(partition);
+    if (!pending) {
+      const started = Date.now();
+      pending = PartitionStore.open(this.dataDir, partition, this.storeOptions).then(
+        (store) => {
+          this.ready[partition] = store;
+          const t = store.totals();
+          this.log.info('partition opened', { partition, documents: t.documentCount, indexes: t.indexCount, ms: Date.now() - started });
+          return store;
+        },
+        (err: unknown) => {
+          // forget the failure so the next request tries again (e.g. a lock freed by a dying process)
+          this.opening.delete(partition);
+          this.log.error('partition open failed', { partition, err });
+          fail('unavailable', { reason: `Partition ${partition} could not be opened on node ${this.nodeId} (${(err as Error).message})` }, { cause: err });
+        },
+      );
+      this.opening.set(partition, pending);
+    }
+    return pending;
+  }
+
+  /** Opens every partition this node holds in the current table (warms counters at start-up). */
+  async openOwned(): Promise<void> {
+    await Promise.all(this.heldPartitions().map((p) => this.store(p)));
+  }
+
+  // ---- ShardApi: writes (through the index's mailbox lane) ----
+
+  upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
+    return this.write(req.ref, async (store, ref) => {
+      const res = await store.upsert(ref, req.documents, req.maxDocuments);
+      if (this.listeners.size > 0 && res.upserted > 0) {
+        this.emit({ type: 'upsert', ref, ids: req.documents.map((d) => d.id), documents: req.documents });
+      }
+      return res;
+    });
+  }
+
+  deleteDocument(req: pb.DocumentRequest): Promise<pb.DeleteDocumentResponse> {
+    return this.write(req.ref, async (store, ref) => {
+      const res = await store.delete(ref, req.docId);
+      if (this.listeners.size > 0 && res.deleted) this.emit({ type: 'delete', ref, ids: [req.docId] });
+      return res;
+    });
+  }
+
+  dropIndex(req: pb.DropIndexRequest): Promise<pb.DropIndexResponse> {
+    return this.write(req.ref, async (store, ref) => {
+      const removed = await store.drop(ref);
+      if (this.listeners.size > 0) this.emit({ type: 'drop', ref, ids: [] });
+      return { removed };
+    });
+  }
+
+  // ---- ShardApi: reads (primary or follower) ----
+
+  async getDocument(req: pb.DocumentRequest): Promise<pb.GetDocumentResponse> {
+    const ref = this.accept(req.ref, false);
+    this.enter();
+    try {
+      return await (this.ready[ref.partition] ?? (await this.store(ref.partition))).get(ref, req.docId);
+    } finally {
+      this.leave();
+    }
+  }
+
+  async listDocuments(req: pb.ListDocumentsRequest): Promise<pb.ListDocumentsResponse> {
+    const ref = this.accept(req.ref, false);
+    this.enter();
+    try {
+      const store = this.ready[ref.partition] ?? (await this.store(ref.partition));
+      return await store.list(ref, { afterId: req.afterId || undefined, offset: req.offset, limit: req.limit });
+    } finally {
+      this.leave();
+    }
+  }
+
+  async indexStats(req: pb.IndexStatsRequest): Promise<pb.IndexStatsResponse> {
+    const ref = this.accept(req.ref, false);
+    this.enter();
+    try {
+      const store = this.ready[ref.partition] ?? (await this.store(ref.partition));
+      const { documentCount, storedBytes } = store.stats(ref);
+      const handler = this.queryHandler;
+      const engine = handler.indexStats ? pack(await handler.indexStats({ store, ref })) : EMPTY;
+      return { documentCount, storedBytes, engine };
+    } finally {
+      this.leave();
+    }
+  }
+
+  async query(req: pb.QueryRequest): Promise<pb.QueryResponse> {
+    const ref = this.accept(req.ref, false);
+    if (!QUERY_KINDS.has(req.kind)) fail('bad_request', { reason: `Unknown query kind '${req.kind}'` });
+    let payload: unknown;
+    if (req.payload.length > 0) {
+      try {
+        payload = unpack(req.payload);
+      } catch (err) {
+        fail('bad_request', { reason: `The query payload is not valid msgpack: ${(err as Error).message}` }, { cause: err });
+      }
+    }
+    this.enter();
+    try {
+      const store = this.ready[ref.partition] ?? (await this.store(ref.partition));
+      const result: unknown = await this.queryHandler.query({ store, ref, kind: req.kind as QueryKind, payload });
+      return { result: pack(result) };
+    } finally {
+      this.leave();
+    }
+  }
+
+  async partitionStats(_req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
+    if (this.closing) fail('unavailable', { reason: `Shard node ${this.nodeId} is shutting down` });
+    const wanted = new Set(this.heldPartitions());
+    for (const p of this.opening.keys()) wanted.add(p);
+    const partitions: pb.PartitionStat[] = [];
+    for (const partition of [...wanted].sort((a, b) => a - b)) {
+      let store = this.ready[partition];
+      // a partition held by this node but never written has no directory; do not create one
+      if (!store && (await exists(PartitionStore.location(this.dataDir, partition)))) store = await this.store(partition);
+      const t = store?.totals();
+      partitions.push({ partition, documentCount: t?.documentCount ?? 0, indexCount: t?.indexCount ?? 0 });
+    }
+    return { nodeId: this.nodeId, partitions };
+  }
+
+  // ---- lifecycle ----
+
+  /** Refuses new requests, lets accepted ones finish, then closes the engine hook and every partition. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.mailbox.idle();
+      if (this.inflight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+      this.drained = true;
+      try {
+        await this.queryHandler.close?.();
+      } catch (err) {
+        this.log.error('query handler close failed', { err });
+      }
+      const stores = await Promise.allSettled(this.opening.values());
+      await Promise.all(stores.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
+      this.opening.clear();
+      this.ready.length = 0;
+    })();
+    return this.closing;
+  }
+
+  // ---- internals ----
+
+  private write<T>(rawRef: pb.IndexRef | undefined, apply: (store: PartitionStore, ref: pb.IndexRef) => Promise<T>): Promise<T> {
+    let ref: pb.IndexRef;
+    try {
+      ref = this.accept(rawRef, true);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.enter();
+    const lane = indexPartId(ref.tenantId, ref.physicalIndexId, ref.part);
+    return this.mailbox
+      .run(lane, async () => {
+        // placement may have moved while the write waited behind others
+        this.checkOwner(ref, true);
+        const store = this.ready[ref.partition] ?? (await this.store(ref.partition));
+        return apply(store, ref);
+      })
+      .finally(() => this.leave());
+  }
+
+  /** Validates a request's ref and that this node may serve it now. */
+  private accept(ref: pb.IndexRef | undefined, write: boolean): pb.IndexRef {
+    if (this.closing) fail('unavailable', { reason: `Shard node ${this.nodeId} is shutting down` });
+    if (!ref) fail('bad_request', { reason: 'The request names no index (ref is missing)' });
+    const { partition, part } = ref;
+    const parts = ref.parts || 1;
+    if (!Number.isInteger(partition) || partition < 0 || partition >= this.partitions) {
+      fail('bad_request', { reason: `Partition ${partition} does not exist; the cluster has ${this.partitions}` });
+    }
+    if (part >= parts) fail('bad_request', { reason: `Part ${part} does not exist in an index of ${parts} parts` });
+    // a misrouted write would be stored where no later read looks for it
+    if (partitionOf(ref.tenantId, ref.physicalIndexId, part, this.partitions) !== partition) {
+      fail('bad_request', { reason: `Part ${part} of index '${ref.physicalIndexId}' does not live in partition ${partition}` });
+    }
+    this.checkOwner(ref, write);
+    return ref;
+  }
+
+  private checkOwner(ref: pb.IndexRef, write: boolean): void {
+    const table = this.table;
+    if (!table) fail('unavailable', { reason: `Shard node ${this.nodeId} has no placement table yet` });
+    const replicas = table.nodes[ref.partition];
+    // A caller routing with a newer epoch than ours knows something we do not yet: the
+    // partition may have moved away, so a write waits for our table to catch up (the caller
+    // retries); a read is harmless either way.
+    const ok = write ? replicas?.[0] === this.nodeId && ref.epoch <= table.epoch : replicas?.includes(this.nodeId) === true;
+    if (!ok) fail('wrong_owner', { partition: ref.partition, epoch: table.epoch });
+  }
+
+  private heldPartitions(): number[] {
+    const table = this.table;
+    if (!table) return [];
+    const out: number[] = [];
+    for (let p = 0; p < table.nodes.length; p++) if (table.nodes[p]?.includes(this.nodeId)) out.push(p);
+    return out;
+  }
+
+  private emit(event: ChangeEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        // a listener's bug must not fail a write that is already durable
+        this.log.error('change listener failed', { err, type: event.type, partition: event.ref.partition });
+      }
+    }
+  }
+
+  private enter(): void {
+    this.inflight++;
+  }
+
+  private leave(): void {
+    if (--this.inflight === 0 && this.drainWaiters.length > 0) {
+      const waiters = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await access(p);
+    return true;
+  } catch {
+    return false;
+  }
+}

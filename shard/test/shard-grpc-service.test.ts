@@ -1,0 +1,203 @@
+// A shard node behind a real gRPC server on 127.0.0.1:0, called through GrpcClientPool: the same
+// answers and the same catalogue errors as an in-process call.
+import { pack, unpack } from 'msgpackr';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as pb from '../../proto/gen/shard.js';
+import { SuggestError } from '../../node/runtime/errors.js';
+import { GrpcClientPool } from '../../node/runtime/grpc-client-pool.js';
+import { GrpcServer } from '../../node/runtime/grpc-server.js';
+import { NodeId } from '../../node/runtime/ids.js';
+import type { ShardApi } from '../../node/runtime/shard-api.js';
+import { ShardNode } from '../shard-node.js';
+import { shardGrpcService } from '../shard-grpc-service.js';
+import { doc, quietLogger, refOf, rejection, tempDir, titleOf } from './helpers.js';
+
+const ME = NodeId('grpc-node');
+const P = 8;
+
+describe('ShardService over gRPC', () => {
+  let remove: () => Promise<void>;
+  let node: ShardNode;
+  let server: GrpcServer;
+  let pool: GrpcClientPool;
+  let shard: ShardApi;
+  const addresses = new Map<string, string>();
+
+  beforeAll(async () => {
+    const tmp = await tempDir('shard-grpc-');
+    remove = tmp.remove;
+    node = new ShardNode({ nodeId: ME, dataDir: tmp.dir, partitions: P, logger: quietLogger });
+    node.setPlacement(ShardNode.soloPlacement(ME, P));
+    server = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(node, quietLogger) });
+    expect(server.port).toBeGreaterThan(0);
+    addresses.set(ME, server.address);
+    pool = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
+    shard = pool.client(ME);
+  });
+  afterAll(async () => {
+    pool?.close();
+    await server?.shutdown(1_000);
+    await node?.close();
+    await remove?.();
+  });
+
+  it('round-trips every RPC', async () => {
+    const ref = refOf('acme', 'products');
+    expect(await shard.upsert({ ref, documents: [doc('1', 'tv'), doc('2', 'radio'), doc('3')], maxDocuments: 0 })).toEqual({ upserted: 3, created: 3, documentCount: 3 });
+    const got = await shard.getDocument({ ref, docId: '2' });
+    expect(got.found).toBe(true);
+    expect(titleOf(got.document?.body)).toBe('radio');
+    expect(await shard.getDocument({ ref, docId: 'nope' })).toEqual({ found: false, document: undefined });
+    const page = await shard.listDocuments({ ref, afterId: '', limit: 2, offset: 1 });
+    expect(page.total).toBe(3);
+    expect(page.documents.map((d) => d.id)).toEqual(['2', '3']);
+    expect(await shard.deleteDocument({ ref, docId: '3' })).toEqual({ deleted: true, documentCount: 2 });
+    expect((await shard.indexStats({ ref })).documentCount).toBe(2);
+    const stats = await shard.partitionStats({});
+    expect(stats.nodeId).toBe(ME);
+    expect(stats.partitions.find((p) => p.partition === ref.partition)).toEqual({ partition: ref.partition, documentCount: 2, indexCount: 1 });
+    expect(await shard.dropIndex({ ref })).toEqual({ removed: 2 });
+    expect((await shard.indexStats({ ref })).documentCount).toBe(0);
+  });
+
+  it('brings catalogue errors back with the same code', async () => {
+    const ref = refOf('acme', 'limited');
+    await shard.upsert({ ref, documents: [doc('1')], maxDocuments: 2 });
+    const limit = await rejection(shard.upsert({ ref, documents: [doc('2'), doc('3')], maxDocuments: 2 }));
+    expect(limit).toBeInstanceOf(SuggestError);
+    expect(limit.code).toBe('document_limit');
+    expect(limit.status).toBe(409);
+    expect(limit.message).toBe('Index document limit of 2 reached (1 stored, 2 more requested); delete documents or raise the plan limit.');
+    expect((await shard.indexStats({ ref })).documentCount).toBe(1);
+
+    const query = await rejection(shard.query({ ref, kind: 'typeahead', payload: pack({ q: 'x' }) }));
+    expect(query.code).toBe('not_implemented');
+
+    const bad = await rejection(shard.upsert({ ref, documents: [doc('')], maxDocuments: 0 }));
+    expect(bad.code).toBe('bad_request');
+  });
+
+  it('reports wrong_owner across gRPC once the partition moves away', async () => {
+    const ref = refOf('acme', 'moving');
+    await shard.upsert({ ref, documents: [doc('1')], maxDocuments: 0 });
+    const moved = ShardNode.soloPlacement(ME, P, 2);
+    moved.nodes[ref.partition] = [NodeId('elsewhere')];
+    node.setPlacement(moved);
+    try {
+      const err = await rejection(shard.upsert({ ref: { ...ref, epoch: 2 }, documents: [doc('2')], maxDocuments: 0 }));
+      expect(err.code).toBe('wrong_owner');
+      expect(err.status).toBe(503);
+      expect(err.message).toContain(`Partition ${ref.partition} is not owned by this node at epoch 2`);
+    } finally {
+      node.setPlacement(ShardNode.soloPlacement(ME, P, 3));
+    }
+  });
+
+  it('carries an ingestion batch larger than the gRPC default of 4 MB', async () => {
+    const ref = refOf('acme', 'bulk');
+    const filler = 'x'.repeat(2_000);
+    const documents = Array.from({ length: 4_000 }, (_, i) => doc(`d${i}`, `doc ${i}`, { filler }));
+    expect(documents.reduce((n, d) => n + d.body.length, 0)).toBeGreaterThan(6 * 1024 * 1024);
+    expect((await shard.upsert({ ref, documents, maxDocuments: 0 })).created).toBe(4_000);
+    const page = await shard.listDocuments({ ref, afterId: '', limit: 3_000, offset: 0 });
+    expect(page.documents).toHaveLength(3_000);
+  });
+
+  it('answers unavailable for an unknown node and for a dead address', async () => {
+    expect(() => pool.client(NodeId('ghost'))).toThrow(SuggestError);
+    try {
+      pool.client(NodeId('ghost'));
+    } catch (err) {
+      expect((err as SuggestError).code).toBe('unavailable');
+    }
+
+    // a port that was just bound and released has nobody listening
+    const gone = await GrpcServer.start({ host: '127.0.0.1', port: 0 });
+    const deadAddress = gone.address;
+    await gone.shutdown();
+    addresses.set('dead-node', deadAddress);
+    const err = await rejection(pool.client(NodeId('dead-node')).getDocument({ ref: refOf('acme', 'products'), docId: '1' }));
+    expect(err.code).toBe('unavailable');
+    expect(err.status).toBe(503);
+  });
+
+  it('gives up after the deadline with unavailable, and reports non-catalogue failures as internal', async () => {
+    const never = new Promise<never>(() => undefined);
+    const stuck: ShardApi = {
+      upsert: () => never,
+      getDocument: () => never,
+      deleteDocument: () => never,
+      listDocuments: () => never,
+      dropIndex: () => never,
+      indexStats: () => never,
+      query: () => Promise.reject(new Error('engine exploded')),
+      partitionStats: () => never,
+    };
+    const slow = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(stuck, quietLogger) });
+    const impatient = new GrpcClientPool({ resolve: () => slow.address, deadlineMs: 200, deadlines: { query: 2_000 } });
+    try {
+      const started = Date.now();
+      const late = await rejection(impatient.client(ME).getDocument({ ref: refOf('a', 'b'), docId: '1' }));
+      expect(late.code).toBe('unavailable');
+      expect(Date.now() - started).toBeLessThan(2_000);
+      const broken = await rejection(impatient.client(ME).query({ ref: refOf('a', 'b'), kind: 'typeahead', payload: Buffer.alloc(0) }));
+      expect(broken.code).toBe('internal');
+      expect(broken.message).toContain('engine exploded');
+    } finally {
+      impatient.close();
+      slow.forceShutdown();
+    }
+  });
+
+  it('lets a running call finish on graceful shutdown, and cuts it off after the grace period', async () => {
+    const never = new Promise<never>(() => undefined);
+    const slowStats: ShardApi = {
+      upsert: () => never,
+      partitionStats: () => new Promise((resolve) => setTimeout(() => resolve({ nodeId: 'slow', partitions: [] }), 300)),
+      getDocument: () => never,
+      deleteDocument: () => never,
+      listDocuments: () => never,
+      dropIndex: () => never,
+      indexStats: () => never,
+      query: () => never,
+    };
+    const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(slowStats, quietLogger) });
+    const client = new GrpcClientPool({ resolve: () => srv.address, deadlineMs: 5_000 });
+    try {
+      const running = client.client(ME).partitionStats({});
+      const hanging = rejection(client.client(ME).upsert({ ref: refOf('a', 'b'), documents: [], maxDocuments: 0 }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const started = Date.now();
+      await srv.shutdown(600);
+      // the slow call finished inside the grace period; the hanging one was cancelled at its end
+      expect((await running).nodeId).toBe('slow');
+      expect((await hanging).code).toBe('unavailable');
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('returns query results produced by an attached handler', async () => {
+    const ref = refOf('acme', 'searchable');
+    await shard.upsert({ ref, documents: [doc('1', 'television')], maxDocuments: 0 });
+    node.setQueryHandler({ query: ({ kind, payload }) => ({ kind, echo: payload }) });
+    const res: pb.QueryResponse = await shard.query({ ref, kind: 'autocomplete', payload: pack({ q: 'tel' }) });
+    expect(unpack(res.result)).toEqual({ kind: 'autocomplete', echo: { q: 'tel' } });
+  });
+
+  it('spreads calls over several channels per address', async () => {
+    const wide = new GrpcClientPool({ resolve: (id) => addresses.get(id), channelsPerAddress: 3 });
+    try {
+      const ref = refOf('acme', 'wide');
+      await wide.client(ME).upsert({ ref, documents: [doc('1')], maxDocuments: 0 });
+      const all = await Promise.all(Array.from({ length: 30 }, () => wide.client(ME).getDocument({ ref, docId: '1' })));
+      expect(all.every((r) => r.found)).toBe(true);
+      expect(wide.addresses).toEqual([server.address]);
+      wide.prune([]);
+      expect(wide.addresses).toEqual([]);
+    } finally {
+      wide.close();
+    }
+  });
+});
