@@ -88,7 +88,6 @@ async function main(): Promise<void> {
   }
 
   // Registration comes after the gRPC server is up, so a member in etcd is always reachable.
-  let lease: Lease | undefined;
   let httpPort: number | null = null;
   if (roles.includes('router') && directory) {
     const app = await createRouterApp({ config, coordinator, shards: directory, nodeId });
@@ -96,8 +95,8 @@ async function main(): Promise<void> {
     closers.unshift(() => app.close());
     member.http_address = `${config.host}:${httpPort}`;
   }
-  lease = await coordinator.register(member, config.memberTtlSeconds);
-  closers.unshift(() => lease!.revoke());
+  const lease: Lease = await coordinator.register(member, config.memberTtlSeconds);
+  closers.unshift(() => lease.revoke());
 
   if (roles.includes('coordinator')) {
     const leader = new PlacementLeader({ coordinator, nodeId, partitions: config.partitions, replicationFactor: config.replicationFactor, minShardNodes: config.minShardNodes, log: logger });

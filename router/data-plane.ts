@@ -1,0 +1,253 @@
+// The router's view of where data lives: the placement table (watched from the coordinator),
+// logical index -> physical index aliases (watched), and the calls that reach the primary of the
+// partition holding one part of one physical index. A call refused with `wrong_owner` (the
+// placement moved under us) is retried once after re-reading placement; `unavailable` surfaces
+// as 503.
+import type { Coordinator, IndexRecord, MemberRecord, MetaEvent, PhysicalIndexRecord, PlacementTable, Unsubscribe } from '../coordinator/coordinator.js';
+import type * as pb from '../proto/gen/shard.js';
+import { decodeDocument, encodeDocument, type SuggestDocument } from '../node/runtime/document.js';
+import { SuggestError, fail } from '../node/runtime/errors.js';
+import { partOf, partitionOf } from '../node/runtime/hash.js';
+import { IndexId, PhysicalIndexId, type NodeId, type TenantId } from '../node/runtime/ids.js';
+import type { Logger } from '../node/runtime/log.js';
+import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
+import { KeyedQueue } from './keyed-queue.js';
+import { TtlCache } from './ttl-cache.js';
+
+/** An index as a request addresses it: its logical record and the physical index to act on. */
+export interface ResolvedIndex {
+  tenant: TenantId;
+  index: IndexRecord;
+  physical: PhysicalIndexRecord;
+  /** the request named the physical index id instead of the logical one */
+  viaPhysical: boolean;
+}
+
+export interface PartStats {
+  part: number;
+  partition: number;
+  node: string;
+  document_count: number;
+  stored_bytes: number;
+  engine: Buffer;
+}
+
+export interface Readiness {
+  ready: boolean;
+  reason: string | null;
+  epoch: number | null;
+  partitions: number | null;
+}
+
+const POSITIVE_TTL_MS = 60_000;
+const NEGATIVE_TTL_MS = 2_000;
+const MAX_ENTRIES = 200_000;
+
+const key = (tenant: string, id: string) => `${tenant}\0${id}`;
+
+export class DataPlane {
+  private placement: PlacementTable | undefined;
+  private liveShards = new Set<string>();
+  private placementRefresh: Promise<void> | null = null;
+  private readonly indexes = new TtlCache<string, IndexRecord | null>(MAX_ENTRIES, POSITIVE_TTL_MS);
+  // Physical index records never change once written; only their existence does.
+  private readonly physicals = new TtlCache<string, PhysicalIndexRecord | null>(MAX_ENTRIES, POSITIVE_TTL_MS);
+  private readonly writes = new KeyedQueue();
+  private readonly unsubscribers: Unsubscribe[] = [];
+  private generation = 0;
+
+  constructor(
+    private readonly coordinator: Coordinator,
+    private readonly shards: ShardDirectory,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unsubscribers.push(await this.coordinator.watchPlacement((t) => this.onPlacement(t)));
+    this.unsubscribers.push(await this.coordinator.watchMembers((m) => this.onMembers(m)));
+    const [table, members] = await Promise.all([this.coordinator.getPlacement(), this.coordinator.listMembers()]);
+    if (table) this.onPlacement(table);
+    this.onMembers(members);
+  }
+
+  stop(): void {
+    for (const u of this.unsubscribers.splice(0)) u();
+  }
+
+  onMetaEvent(e: MetaEvent): void {
+    if (e.type !== 'index') return;
+    this.generation++;
+    this.indexes.set(key(e.tenant_id, e.index_id), e.record, e.record ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+  }
+
+  onPlacement(t: PlacementTable): void {
+    if (this.placement && t.epoch < this.placement.epoch) return;
+    this.placement = t;
+  }
+
+  private onMembers(members: MemberRecord[]): void {
+    this.liveShards = new Set(members.filter((m) => m.roles.includes('shard')).map((m) => m.node_id));
+  }
+
+  /** Ready when placement is known and every partition's primary is a live shard node. */
+  readiness(): Readiness {
+    const t = this.placement;
+    if (!t) return { ready: false, reason: 'placement is not known yet', epoch: null, partitions: null };
+    for (let p = 0; p < t.partitions; p++) {
+      const primary = t.nodes[p]?.[0];
+      if (primary === undefined) return { ready: false, reason: `partition ${p} has no primary`, epoch: t.epoch, partitions: t.partitions };
+      if (!this.liveShards.has(primary)) return { ready: false, reason: `the primary of partition ${p} (${primary}) is not live`, epoch: t.epoch, partitions: t.partitions };
+    }
+    return { ready: true, reason: null, epoch: t.epoch, partitions: t.partitions };
+  }
+
+  // ------------------------------------------------------------------ index resolution
+
+  /** The index named `id` (logical id, or a physical id); 404 `index_not_found` otherwise. */
+  async resolve(tenant: TenantId, id: string): Promise<ResolvedIndex> {
+    const logical = await this.index(tenant, id);
+    if (logical) {
+      const physical = await this.physical(tenant, logical.physical_index_id);
+      if (!physical) fail('unavailable', { reason: `The metadata of physical index '${logical.physical_index_id}' is missing` });
+      return { tenant, index: logical, physical, viaPhysical: false };
+    }
+    const physical = await this.physical(tenant, id);
+    if (physical) {
+      // A physical index belongs to a live logical index, or to nothing.
+      const owner = await this.index(tenant, physical.index_id);
+      if (owner) return { tenant, index: owner, physical, viaPhysical: true };
+    }
+    return fail('index_not_found', { index: id, tenant });
+  }
+
+  /** The logical index record, cached. */
+  async index(tenant: TenantId, id: string): Promise<IndexRecord | null> {
+    const k = key(tenant, id);
+    const hit = this.indexes.get(k);
+    if (hit !== undefined) return hit.value;
+    const gen = this.generation;
+    const rec = (await this.coordinator.getIndex(tenant, IndexId(id))) ?? null;
+    if (gen === this.generation) this.indexes.set(k, rec, rec ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+    return rec;
+  }
+
+  /** The physical index record, cached. */
+  async physical(tenant: TenantId, id: string): Promise<PhysicalIndexRecord | null> {
+    const k = key(tenant, id);
+    const hit = this.physicals.get(k);
+    if (hit !== undefined) return hit.value;
+    const rec = (await this.coordinator.getPhysicalIndex(tenant, PhysicalIndexId(id))) ?? null;
+    this.physicals.set(k, rec, rec ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+    return rec;
+  }
+
+  /** Records what this router just wrote, without waiting for the watch to echo it. */
+  remember(rec: IndexRecord | null, tenant: TenantId, id: string): void {
+    this.generation++;
+    this.indexes.set(key(tenant, id), rec, rec ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+  }
+
+  rememberPhysical(rec: PhysicalIndexRecord): void {
+    this.physicals.set(key(rec.tenant_id, rec.physical_index_id), rec);
+  }
+
+  forgetPhysical(tenant: TenantId, id: string): void {
+    this.physicals.delete(key(tenant, id));
+  }
+
+  /** Runs `task` after every earlier write this router forwarded for the same physical index. */
+  serialize<T>(tenant: TenantId, physical: string, task: () => Promise<T>): Promise<T> {
+    return this.writes.run(key(tenant, physical), task);
+  }
+
+  // ------------------------------------------------------------------ routing
+
+  private route(tenant: TenantId, physical: PhysicalIndexRecord, part: number): { node: NodeId; ref: pb.IndexRef } {
+    const t = this.placement;
+    if (!t) return fail('unavailable', { reason: 'Placement is not known yet' });
+    const partition = partitionOf(tenant, physical.physical_index_id, part, t.partitions);
+    const node = t.nodes[partition]?.[0];
+    if (node === undefined) return fail('unavailable', { reason: `Partition ${partition} has no primary` });
+    return {
+      node,
+      ref: { tenantId: tenant, physicalIndexId: physical.physical_index_id, part, parts: physical.parts, partition, epoch: t.epoch },
+    };
+  }
+
+  /** Calls the primary of one part; on `wrong_owner` re-reads placement and tries once more. */
+  async onPart<T>(tenant: TenantId, physical: PhysicalIndexRecord, part: number, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const { node, ref } = this.route(tenant, physical, part);
+      try {
+        return await call(this.shards.client(node), ref, node);
+      } catch (err) {
+        if (attempt === 0 && err instanceof SuggestError && err.code === 'wrong_owner') {
+          this.log.debug('placement moved; retrying', { tenant, physical: physical.physical_index_id, part, node });
+          await this.refreshPlacement();
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Runs `call` on every part concurrently. */
+  onAllParts<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T[]> {
+    const calls: Promise<T>[] = [];
+    for (let part = 0; part < physical.parts; part++) calls.push(this.onPart(tenant, physical, part, call));
+    return Promise.all(calls);
+  }
+
+  private refreshPlacement(): Promise<void> {
+    this.placementRefresh ??= this.coordinator
+      .getPlacement()
+      .then((t) => {
+        if (t) this.onPlacement(t);
+      })
+      .finally(() => {
+        this.placementRefresh = null;
+      });
+    return this.placementRefresh;
+  }
+
+  // ------------------------------------------------------------------ part operations
+
+  async stats(tenant: TenantId, physical: PhysicalIndexRecord): Promise<PartStats[]> {
+    return this.onAllParts(tenant, physical, async (api, ref, node) => {
+      const r = await api.indexStats({ ref });
+      return { part: ref.part, partition: ref.partition, node, document_count: r.documentCount, stored_bytes: r.storedBytes, engine: r.engine };
+    });
+  }
+
+  async documentCount(tenant: TenantId, physical: PhysicalIndexRecord): Promise<number> {
+    const parts = await this.stats(tenant, physical);
+    return parts.reduce((n, p) => n + p.document_count, 0);
+  }
+
+  async getDocument(tenant: TenantId, physical: PhysicalIndexRecord, docId: string): Promise<SuggestDocument | null> {
+    const r = await this.onPart(tenant, physical, partOf(docId, physical.parts), (api, ref) => api.getDocument({ ref, docId }));
+    return r.found && r.document ? decodeDocument(r.document.body) : null;
+  }
+
+  async deleteDocument(tenant: TenantId, physical: PhysicalIndexRecord, docId: string): Promise<boolean> {
+    const r = await this.onPart(tenant, physical, partOf(docId, physical.parts), (api, ref) => api.deleteDocument({ ref, docId }));
+    return r.deleted;
+  }
+
+  /** Upserts documents already grouped by part; `maxDocuments(part)` is the per-part cap (0 = none). */
+  async upsertPart(tenant: TenantId, physical: PhysicalIndexRecord, part: number, docs: SuggestDocument[], maxDocuments: number): Promise<pb.UpsertResponse> {
+    const documents = docs.map((d) => ({ id: d.id, body: encodeDocument(d) }));
+    return this.onPart(tenant, physical, part, (api, ref) => api.upsert({ ref, documents, maxDocuments }));
+  }
+
+  async listPart(tenant: TenantId, physical: PhysicalIndexRecord, part: number, offset: number, limit: number): Promise<{ items: SuggestDocument[]; total: number }> {
+    const r = await this.onPart(tenant, physical, part, (api, ref) => api.listDocuments({ ref, afterId: '', limit, offset }));
+    return { items: r.documents.map((d) => decodeDocument(d.body)), total: r.total };
+  }
+
+  /** Removes every part of a physical index from its shard node; returns the documents removed. */
+  async drop(tenant: TenantId, physical: PhysicalIndexRecord): Promise<number> {
+    const removed = await this.onAllParts(tenant, physical, async (api, ref) => (await api.dropIndex({ ref })).removed);
+    return removed.reduce((a, b) => a + b, 0);
+  }
+}

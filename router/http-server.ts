@@ -1,0 +1,338 @@
+// The HTTP transport over uWebSockets.js: one catch-all uWS handler, our own route table (so
+// 404/405 carry the catalogue body and QUERY is routable), the abort guard attached before any
+// await or body read, bounded body reading, corked writes that never touch an aborted response,
+// and per-route metrics. Authentication, validation and handlers live in request-pipeline.ts.
+//
+// uWS v20.30 facts this file relies on (checked against the shipped binary):
+// - `req.getMethod()` is lower-case; `getQuery()` returns undefined when the URL has no `?`.
+// - `app.any()` covers only the nine standard methods: a request with any other method (QUERY
+//   included) is closed by uWS before JS runs. QUERY therefore also arrives as POST with
+//   `X-HTTP-Method-Override: QUERY`, which is routed exactly like QUERY; newer uWS builds that
+//   pass unknown methods to `any()` reach the QUERY routes directly through the same table.
+// - Every request/response object is only valid synchronously; an exception thrown out of the
+//   handler kills the process, so everything here is guarded.
+import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import uWS from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { ERRORS, SuggestError, format } from '../node/runtime/errors.js';
+import type { Logger } from '../node/runtime/log.js';
+import type { Metrics } from '../node/runtime/metrics.js';
+import { CompiledRoute } from './compiled-route.js';
+import { Reply, type Route } from './route.js';
+import { RouteTable } from './route-table.js';
+
+/** What the transport reads from the request before it goes out of scope. */
+export interface RequestHead {
+  apiKey: string;
+  contentType: string;
+  /** raw query string, undefined when there is none */
+  query: string | undefined;
+  /** values of the route's declared headers, in `validator.headerNames` order ('' = absent) */
+  headerValues: string[];
+}
+
+/** Body bytes, or the error that ended reading (too large, client gone). */
+export type BodyResult = Buffer | SuggestError;
+
+export type Dispatch = (x: Exchange, route: CompiledRoute, params: string[], head: RequestHead, body: Promise<BodyResult> | null) => Promise<void>;
+
+export interface HttpServerOptions {
+  maxJsonBody: number;
+  metrics: Metrics;
+  log: Logger;
+}
+
+const STATUS_LINE: Record<number, string> = {};
+for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINE[Number(code)] = `${code} ${text}`;
+const statusLine = (s: number) => STATUS_LINE[s] ?? `${s} Status`;
+
+const JSON_TYPE = 'application/json';
+const CORS_ALLOW_HEADERS = 'x-api-key, x-tenant-id, content-type, x-bypass-cache, x-http-method-override, last-event-id';
+const EMPTY_BODY: Promise<BodyResult> = Promise.resolve(Buffer.alloc(0));
+/** Most bytes of a too-large body read and dropped before the connection is closed instead. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+const KNOWN_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'QUERY', 'HEAD', 'OPTIONS']);
+
+/** One request in flight: the response handle plus the guards that keep writes safe. */
+export class Exchange {
+  aborted = false;
+  /** a response was sent (or the client is gone): nothing more may be written */
+  done = false;
+  /** false while request body bytes may still arrive; an early answer then closes the connection */
+  bodyComplete = true;
+  /** ends a pending body read when the client goes away */
+  cancelBody: (() => void) | null = null;
+
+  constructor(
+    private readonly server: HttpServer,
+    readonly res: HttpResponse,
+    readonly method: string,
+    readonly path: string,
+    readonly route: CompiledRoute | null,
+    readonly start: number,
+  ) {}
+
+  readonly onAborted = (): void => {
+    this.aborted = true;
+    if (!this.done) {
+      this.done = true;
+      this.server.record(this, 499);
+    }
+    this.cancelBody?.();
+  };
+
+  /** Sends a handler result: a Reply as is, anything else as 200 JSON. */
+  reply(result: unknown): void {
+    if (result instanceof Reply) {
+      const body = result.encoded ? (result.body as string | Buffer) : JSON.stringify(result.body);
+      this.send(result.status, body ?? '', result.contentType, result.headers);
+    } else {
+      this.send(200, JSON.stringify(result) ?? 'null', JSON_TYPE, undefined);
+    }
+  }
+
+  /** Sends the catalogue body of an error; anything not from the catalogue becomes a logged 500. */
+  error(err: unknown): void {
+    if (this.done) return;
+    // An `internal` error (ours or rebuilt from a shard's answer) carries details for the log,
+    // not for the client: it gets the reference form like any unexpected exception.
+    const e = err instanceof SuggestError && err.code !== 'internal' ? err : this.server.internal(err, this);
+    this.send(e.status, JSON.stringify(e.toBody()), JSON_TYPE, e.headers);
+  }
+
+  send(status: number, body: string | Buffer, contentType: string, headers: Record<string, string> | undefined): void {
+    if (this.done) return;
+    this.done = true;
+    this.server.record(this, status);
+    if (this.aborted) return;
+    const res = this.res;
+    const close = !this.bodyComplete;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      res.writeHeader('content-type', contentType);
+      res.writeHeader('access-control-allow-origin', '*');
+      if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
+      res.end(body, close);
+    });
+  }
+}
+
+export class HttpServer {
+  private readonly app: TemplatedApp;
+  private readonly table = new RouteTable<CompiledRoute>();
+  private listenSocket: us_listen_socket | null = null;
+  private readonly unmatchedCount;
+  private readonly unmatchedTime;
+
+  constructor(
+    private readonly opts: HttpServerOptions,
+    private readonly dispatch: Dispatch,
+  ) {
+    this.app = uWS.App();
+    this.app.any('/*', (res, req) => this.onRequest(res, req));
+    this.unmatchedCount = opts.metrics.httpRequests;
+    this.unmatchedTime = opts.metrics.httpDuration;
+  }
+
+  add(route: Route): CompiledRoute {
+    const compiled = new CompiledRoute(route, this.opts.metrics);
+    this.table.add(route.method, route.path, compiled);
+    return compiled;
+  }
+
+  routes(): CompiledRoute[] {
+    return this.table.list().map((e) => e.route);
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (socket) => {
+        if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
+        this.listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket as unknown as Parameters<typeof uWS.us_socket_local_port>[0]));
+      });
+    });
+  }
+
+  close(): void {
+    if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = null;
+    // Also drops open keep-alive connections, so a closed server really lets the process exit.
+    (this.app as TemplatedApp & { close?: () => void }).close?.();
+  }
+
+  /** Counts an answered request under its route template ('unmatched' for 404/405). */
+  record(x: Exchange, status: number): void {
+    const seconds = (performance.now() - x.start) / 1000;
+    if (x.route) x.route.observe(status, seconds);
+    else {
+      const method = KNOWN_METHODS.has(x.method) ? x.method : 'OTHER';
+      this.unmatchedCount.labels('unmatched', method, String(status)).inc();
+      this.unmatchedTime.labels('unmatched', method, String(status)).observe(seconds);
+    }
+  }
+
+  /** Logs an unexpected error under a reference the client can quote. */
+  internal(err: unknown, x: Exchange): SuggestError {
+    const ref = randomBytes(6).toString('hex');
+    this.opts.log.error('request failed', { ref, method: x.method, route: x.route?.label ?? x.path.slice(0, 200), err: err instanceof Error ? err : String(err) });
+    return new SuggestError('internal', format(ERRORS.internal.message, { ref }), { cause: err });
+  }
+
+  private onRequest(res: HttpResponse, req: HttpRequest): void {
+    const start = performance.now();
+    let x: Exchange | null = null;
+    try {
+      let method = req.getMethod().toUpperCase();
+      const path = req.getUrl();
+      if (method === 'POST') {
+        const override = req.getHeader('x-http-method-override');
+        if (override !== '' && override.toUpperCase() === 'QUERY') method = 'QUERY';
+      }
+      const m = this.table.match(method, path);
+      if (m.kind !== 'found') {
+        x = new Exchange(this, res, method, path, null, start);
+        x.bodyComplete = !hasBody(req);
+        this.unmatched(x, m.kind === 'method' ? m.allowed : null);
+        return;
+      }
+      const route = m.route;
+      x = new Exchange(this, res, method, path, route, start);
+      res.onAborted(x.onAborted);
+      const names = route.validator.headerNames;
+      const headerValues = new Array<string>(names.length);
+      for (let i = 0; i < names.length; i++) headerValues[i] = req.getHeader(names[i]!);
+      const head: RequestHead = { apiKey: req.getHeader('x-api-key'), contentType: req.getHeader('content-type'), query: req.getQuery(), headerValues };
+      let body: Promise<BodyResult> | null = null;
+      if (route.bodyMode !== 'none') {
+        const declared = req.getHeader('content-length');
+        const length = declared === '' ? -1 : Number(declared);
+        const present = length > 0 || (length < 0 && req.getHeader('transfer-encoding') !== '');
+        x.bodyComplete = !present;
+        const typeError = contentTypeError(route, head.contentType, present);
+        if (typeError) return x.error(typeError);
+        if (route.bodyMode === 'multipart') body = null;
+        else if (length > this.opts.maxJsonBody) return this.discard(x, res, tooLarge(this.opts.maxJsonBody));
+        else body = present ? this.readBody(x, res, length, this.opts.maxJsonBody) : EMPTY_BODY;
+      }
+      void this.dispatch(x, route, m.params, head, body);
+    } catch (err) {
+      if (x) x.error(err);
+      else {
+        // Nothing was set up: answer directly, the request is still in scope.
+        this.opts.log.error('request setup failed', { err: err instanceof Error ? err : String(err) });
+        res.writeStatus(statusLine(500)).writeHeader('content-type', JSON_TYPE).end(JSON.stringify({ detail: 'Internal error.', code: 'internal' }), true);
+      }
+    }
+  }
+
+  private unmatched(x: Exchange, allowed: string[] | null): void {
+    const path = x.path.length > 200 ? `${x.path.slice(0, 200)}...` : x.path;
+    if (x.method === 'OPTIONS' && allowed) {
+      // CORS preflight: keys travel in headers, never cookies, so any origin may call.
+      const methods = allowed.join(', ');
+      x.send(204, '', 'text/plain', {
+        'access-control-allow-methods': methods,
+        'access-control-allow-headers': CORS_ALLOW_HEADERS,
+        'access-control-max-age': '600',
+        allow: methods,
+      });
+      return;
+    }
+    if (allowed) {
+      const methods = allowed.join(', ');
+      const e = new SuggestError('method_not_allowed', format(ERRORS.method_not_allowed.message, { method: x.method, path, allowed: methods }), { headers: { allow: methods } });
+      x.error(e);
+      return;
+    }
+    x.error(new SuggestError('not_found', format(ERRORS.not_found.message, { method: x.method, path })));
+  }
+
+  /**
+   * Collects the body up to `limit` bytes. Past it the rest is read and dropped, and the 413 goes
+   * out once the client has finished sending: a client still writing when the connection closes
+   * may never read the answer. Past DRAIN_LIMIT the 413 goes out at once and the connection closes.
+   * The promise settles when the body is complete, the 413 has been sent, or the client is gone.
+   */
+  private readBody(x: Exchange, res: HttpResponse, declared: number, limit: number): Promise<BodyResult> {
+    return new Promise<BodyResult>((resolve) => {
+      const fixed = declared > 0 ? Buffer.allocUnsafe(declared) : null;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let tooBig: SuggestError | null = null;
+      x.cancelBody = () => resolve(tooBig ?? new SuggestError('bad_request', 'The client closed the connection.'));
+      res.onData((chunk, isLast) => {
+        if (x.done) return;
+        const n = chunk.byteLength;
+        if (tooBig === null && (size + n > limit || (fixed !== null && size + n > fixed.length))) tooBig = tooLarge(limit);
+        if (tooBig !== null) {
+          size += n;
+          if (isLast || size > DRAIN_LIMIT) {
+            x.bodyComplete = isLast;
+            x.error(tooBig);
+            resolve(tooBig);
+          }
+          return;
+        }
+        // uWS neuters the chunk when this callback returns: copy it now.
+        if (fixed) fixed.set(new Uint8Array(chunk), size);
+        else chunks.push(Buffer.from(chunk.slice(0)));
+        size += n;
+        if (isLast) {
+          x.bodyComplete = true;
+          resolve(fixed ? fixed.subarray(0, size) : Buffer.concat(chunks, size));
+        }
+      });
+    });
+  }
+
+  /** Reads and drops a body declared larger than allowed, then answers `err` (see readBody). */
+  private discard(x: Exchange, res: HttpResponse, err: SuggestError): void {
+    let dropped = 0;
+    res.onData((chunk, isLast) => {
+      if (x.done) return;
+      dropped += chunk.byteLength;
+      if (isLast || dropped > DRAIN_LIMIT) {
+        x.bodyComplete = isLast;
+        x.error(err);
+      }
+    });
+  }
+}
+
+function hasBody(req: HttpRequest): boolean {
+  const cl = req.getHeader('content-length');
+  return cl !== '' ? cl !== '0' : req.getHeader('transfer-encoding') !== '';
+}
+
+function tooLarge(limit: number): SuggestError {
+  return new SuggestError(
+    'payload_too_large',
+    format(ERRORS.payload_too_large.message, {
+      limit,
+      hint: 'send large batches through POST /v1/indexes/{index_id}/upload (multipart file) or split them into smaller requests.',
+    }),
+  );
+}
+
+/** 415 when the declared content type does not fit the route's body mode. */
+function contentTypeError(route: CompiledRoute, contentType: string, bodyPresent: boolean): SuggestError | null {
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  const mode = route.bodyMode;
+  let ok: boolean;
+  let expected: string;
+  if (mode === 'query') {
+    // The QUERY contract: application/json only, whether or not a body came.
+    ok = type === JSON_TYPE;
+    expected = 'application/json';
+  } else if (mode === 'multipart') {
+    ok = type === 'multipart/form-data' || (!bodyPresent && type === '');
+    expected = 'multipart/form-data';
+  } else {
+    ok = type === '' || type === JSON_TYPE || type.endsWith('+json');
+    expected = 'application/json';
+  }
+  if (ok) return null;
+  return new SuggestError('unsupported_media_type', format(ERRORS.unsupported_media_type.message, { type: type || '(none)', expected }));
+}

@@ -1,0 +1,67 @@
+// The router role: builds the HTTP edge (routes, auth, caches, data plane) over a coordinator and
+// a shard directory. `node/main.ts` wires it; tests start it on port 0.
+import type { Coordinator } from '../coordinator/coordinator.js';
+import type { Config } from '../node/runtime/config.js';
+import type { NodeId } from '../node/runtime/ids.js';
+import { createLogger } from '../node/runtime/log.js';
+import { metrics } from '../node/runtime/metrics.js';
+import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import { Auth } from './auth.js';
+import { DataPlane } from './data-plane.js';
+import { DocumentLimits } from './document-limits.js';
+import { HttpServer } from './http-server.js';
+import { renderContract } from './openapi.js';
+import { RequestPipeline } from './request-pipeline.js';
+import type { Contract, RouterDeps } from './router-deps.js';
+import { allRoutes } from './routes/all-routes.js';
+
+export interface RouterApp {
+  /** Starts accepting connections; returns the bound port (useful with port 0). */
+  listen(host: string, port: number): Promise<number>;
+  /** Stops listening, drops open connections and the coordinator watches. */
+  close(): Promise<void>;
+}
+
+export async function createRouterApp(deps: { config: Config; coordinator: Coordinator; shards: ShardDirectory; nodeId: NodeId }): Promise<RouterApp> {
+  const { config, coordinator, shards, nodeId } = deps;
+  const log = createLogger({ role: 'router', node: nodeId });
+  const data = new DataPlane(coordinator, shards, log);
+  const auth = new Auth(coordinator, config, metrics);
+  const limits = new DocumentLimits(coordinator, data);
+  const pipeline = new RequestPipeline(auth);
+  const server = new HttpServer({ maxJsonBody: config.maxJsonBody, metrics, log }, pipeline.dispatch);
+
+  let contract: Contract | null = null;
+  const routerDeps: RouterDeps = {
+    config,
+    coordinator,
+    data,
+    auth,
+    limits,
+    metrics,
+    log,
+    nodeId,
+    contract: () => (contract ??= renderContract(server.routes())),
+  };
+  for (const route of allRoutes(routerDeps)) server.add(route);
+  // Rendered now so a route that cannot be documented fails the start, not the first request.
+  routerDeps.contract();
+
+  const unwatch = await coordinator.watchMeta((e) => {
+    auth.onMetaEvent(e);
+    data.onMetaEvent(e);
+  });
+  await data.start();
+
+  let closed = false;
+  return {
+    listen: (host, port) => server.listen(host, port),
+    async close() {
+      if (closed) return;
+      closed = true;
+      server.close();
+      unwatch();
+      data.stop();
+    },
+  };
+}

@@ -1,0 +1,367 @@
+// Index administration: list, create, delete, stats, schema, merchandising, file-size limit,
+// physical-index allocation and promotion (the alias swap), and the status stream (501).
+import { randomBytes } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import { unpack } from 'msgpackr';
+import type { IndexRecord, PhysicalIndexRecord } from '../../coordinator/coordinator.js';
+import { fail } from '../../node/runtime/errors.js';
+import { IndexId, PhysicalIndexId } from '../../node/runtime/ids.js';
+import type { ResolvedIndex } from '../data-plane.js';
+import { defineRoute, type Route } from '../route.js';
+import type { RouterDeps } from '../router-deps.js';
+import {
+  AllocateResponse,
+  FileSizeLimit,
+  IndexCreate,
+  IndexDeleted,
+  IndexSchema,
+  IndexStats,
+  IndexView,
+  Merchandising,
+  PromoteBody,
+  PromoteResponse,
+} from '../schemas.js';
+import { indexView } from '../views.js';
+import { IndexParams, nowIso, tenantOf } from './common.js';
+
+const tags = ['indexes'];
+
+/** A fresh physical index id: readable prefix from the logical id, random suffix; fits ID_PATTERN. */
+export function newPhysicalId(indexId: string): string {
+  return `${indexId.slice(0, 96)}--${randomBytes(6).toString('hex')}`;
+}
+
+/** 409 while an index is being deleted: nothing may be written into it. */
+export function assertWritable(target: ResolvedIndex, named: string): void {
+  if (target.index.status === 'deleting') fail('conflict', { reason: `Index '${named}' is being deleted.` });
+}
+
+function decodeEngine(bytes: Buffer): unknown {
+  if (!bytes || bytes.length === 0) return null;
+  try {
+    return unpack(bytes) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+export function indexRoutes(deps: RouterDeps): Route[] {
+  const { coordinator, data, config } = deps;
+
+  const view = async (tenant: ResolvedIndex['tenant'], rec: IndexRecord) => {
+    const physical = await data.physical(tenant, rec.physical_index_id);
+    const count = physical ? await data.documentCount(tenant, physical) : 0;
+    return indexView(rec, count);
+  };
+
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/indexes',
+      operationId: 'listIndexes',
+      summary: 'List the indexes of the tenant',
+      tags,
+      access: 'private',
+      tenant: true,
+      response: { description: 'Index views, by index id.', schema: Type.Array(IndexView) },
+      errors: ['unavailable'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const records = await coordinator.listIndexes(t.id);
+        records.sort((a, b) => (a.index_id < b.index_id ? -1 : a.index_id > b.index_id ? 1 : 0));
+        return Promise.all(records.map((r) => view(t.id, r)));
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/v1/indexes',
+      operationId: 'createIndex',
+      summary: 'Create an index',
+      description: 'Creates the logical index and its first physical index. 403 `plan_index_limit` when the plan allows no more indexes; 409 `index_exists` when the id is taken.',
+      tags,
+      access: 'private',
+      tenant: true,
+      body: IndexCreate,
+      response: { description: 'The new index.', schema: IndexView },
+      errors: ['index_exists', 'plan_index_limit'],
+      handler(req) {
+        const t = tenantOf(req);
+        const { index_id, name } = req.body;
+        // One creation at a time per tenant on this router keeps the plan count exact here.
+        return data.serialize(t.id, '\0create-index', async () => {
+          const existing = await coordinator.listIndexes(t.id);
+          if (existing.some((i) => i.index_id === index_id)) fail('index_exists', { index: index_id, tenant: t.id });
+          if (existing.length >= t.limits.max_indexes) fail('plan_index_limit', { plan: t.record.plan, limit: t.limits.max_indexes });
+          // A physical index of that id would make the name ambiguous in index routes.
+          if (await coordinator.getPhysicalIndex(t.id, PhysicalIndexId(index_id))) fail('index_exists', { index: index_id, tenant: t.id });
+          const now = nowIso();
+          const physical: PhysicalIndexRecord = {
+            tenant_id: t.id,
+            physical_index_id: PhysicalIndexId(newPhysicalId(index_id)),
+            index_id: IndexId(index_id),
+            parts: 1,
+            created_at: now,
+          };
+          const rec: IndexRecord = {
+            tenant_id: t.id,
+            index_id: IndexId(index_id),
+            name,
+            physical_index_id: physical.physical_index_id,
+            status: 'ready',
+            created_at: now,
+            updated_at: now,
+            schema: {},
+            merchandising: {},
+          };
+          await coordinator.createIndex(rec, physical);
+          data.rememberPhysical(physical);
+          data.remember(rec, t.id, index_id);
+          return indexView(rec, 0);
+        });
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/v1/indexes/stream',
+      operationId: 'streamIndexStatus',
+      summary: 'Server-sent events of index status changes',
+      tags,
+      access: 'private',
+      tenant: true,
+      response: { description: 'An SSE stream (text/event-stream).', contentType: 'text/event-stream' },
+      notImplemented: 'The index status stream (server-sent events)',
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/v1/indexes/file-size-limit',
+      operationId: 'getFileSizeLimit',
+      summary: 'Upload size limit of the tenant',
+      description: 'Tenant override if set, else the plan limit, else the default (10 MB). Files over `presigned_over_bytes` should use a presigned cloud upload; over `cloud_required_over_bytes` they must.',
+      tags,
+      access: 'private',
+      tenant: true,
+      response: { description: 'The limit and where it comes from.', schema: FileSizeLimit },
+      handler(req) {
+        const t = tenantOf(req);
+        return {
+          limit_bytes: t.limits.upload_limit_bytes,
+          source: t.uploadLimitSource,
+          presigned_over_bytes: config.presignedOverBytes,
+          cloud_required_over_bytes: config.cloudRequiredOverBytes,
+        };
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/v1/indexes/{index_id}/stats',
+      operationId: 'getIndexStats',
+      summary: 'Statistics of an index',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      response: { description: 'Document count, stored bytes and per-part statistics.', schema: IndexStats },
+      errors: ['index_not_found', 'unavailable'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        const parts = await data.stats(t.id, target.physical);
+        return {
+          index_id: req.params.index_id,
+          physical_index_id: target.physical.physical_index_id as string,
+          status: target.index.status,
+          document_count: parts.reduce((n, p) => n + p.document_count, 0),
+          stored_bytes: parts.reduce((n, p) => n + p.stored_bytes, 0),
+          parts: parts.map((p) => ({ part: p.part, partition: p.partition, node: p.node, document_count: p.document_count, stored_bytes: p.stored_bytes, engine: decodeEngine(p.engine) })),
+        };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/v1/indexes/{index_id}/allocate-physical-id',
+      operationId: 'allocatePhysicalIndex',
+      summary: 'Allocate an empty physical index for a staging build',
+      description: 'The physical index exists, empty, from then on; fill it by using its id in place of {index_id} in the document and ingestion routes, then promote it.',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      response: { description: 'The new physical index id.', schema: AllocateResponse },
+      errors: ['index_not_found', 'conflict'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        if (target.index.status === 'deleting') fail('conflict', { reason: `Index '${target.index.index_id}' is being deleted.` });
+        const physical: PhysicalIndexRecord = {
+          tenant_id: t.id,
+          physical_index_id: PhysicalIndexId(newPhysicalId(target.index.index_id)),
+          index_id: target.index.index_id,
+          parts: target.physical.parts,
+          created_at: nowIso(),
+        };
+        await coordinator.putPhysicalIndex(physical);
+        data.rememberPhysical(physical);
+        return { index_id: target.index.index_id as string, physical_index_id: physical.physical_index_id as string };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/v1/indexes/{index_id}/promote',
+      operationId: 'promotePhysicalIndex',
+      summary: 'Point the index at another of its physical indexes (atomic alias swap)',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      body: PromoteBody,
+      response: { description: 'The index view after the swap, with the physical index it pointed at before.', schema: PromoteResponse },
+      errors: ['index_not_found', 'conflict', 'unavailable'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        const logical = target.index;
+        const next = req.body.physical_index_id;
+        const physical = await data.physical(t.id, next);
+        if (!physical) fail('index_not_found', { index: next, tenant: t.id });
+        if (physical.index_id !== logical.index_id) fail('conflict', { reason: `Physical index '${next}' belongs to index '${physical.index_id}', not '${logical.index_id}'.` });
+        const previous = logical.physical_index_id;
+        if (previous !== next) {
+          const swapped = await coordinator.swapAlias(t.id, logical.index_id, previous, physical.physical_index_id);
+          if (!swapped) fail('conflict', { reason: `Index '${logical.index_id}' was promoted concurrently; read it again and retry.` });
+        }
+        const fresh = await coordinator.getIndex(t.id, logical.index_id);
+        if (!fresh) return fail('index_not_found', { index: logical.index_id, tenant: t.id });
+        data.remember(fresh, t.id, logical.index_id);
+        return { ...(await view(t.id, fresh)), previous_physical_index_id: previous as string };
+      },
+    }),
+
+    defineRoute({
+      method: 'DELETE',
+      path: '/v1/indexes/{index_id}',
+      operationId: 'deleteIndex',
+      summary: 'Delete an index and all its data',
+      description: 'Drops every part of every physical index of the index on its shard node, then the metadata. A physical index id is refused (409): delete the logical index.',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      response: { description: 'What was deleted.', schema: IndexDeleted },
+      errors: ['index_not_found', 'conflict', 'unavailable'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        const logical = target.index;
+        if (target.viaPhysical) {
+          fail('conflict', { reason: `'${req.params.index_id}' is a physical index of '${logical.index_id}'; delete '${logical.index_id}' to remove it with every physical index.` });
+        }
+        return data.serialize(t.id, logical.physical_index_id, async () => {
+          // Marked first: if a shard is unreachable the index stays visible as `deleting` and a
+          // retry of DELETE finishes the job; metadata never disappears before the data.
+          const marked = await coordinator.updateIndex(t.id, logical.index_id, (r) => ({ ...r, status: 'deleting', updated_at: nowIso() }));
+          data.remember(marked, t.id, logical.index_id);
+          const physicals = await coordinator.listPhysicalIndexes(t.id, logical.index_id);
+          let removed = (await Promise.all(physicals.map((p) => data.drop(t.id, p)))).reduce((a, b) => a + b, 0);
+          const owned = await coordinator.deleteIndex(t.id, logical.index_id);
+          const dropped = new Set(physicals.map((p) => p.physical_index_id as string));
+          // Allocated while we were dropping: drop those too.
+          for (const p of owned) if (!dropped.has(p.physical_index_id)) removed += await data.drop(t.id, p);
+          const ids = [...new Set([...dropped, ...owned.map((p) => p.physical_index_id as string)])];
+          data.remember(null, t.id, logical.index_id);
+          for (const id of ids) data.forgetPhysical(t.id, id);
+          deps.limits.forget(t.id);
+          return { index_id: logical.index_id as string, deleted: true, physical_index_ids: ids, documents_removed: removed };
+        });
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/v1/indexes/{index_id}/schema',
+      operationId: 'getIndexSchema',
+      summary: 'The index schema',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      response: { description: 'The schema as stored (`{}` when none was set).', schema: IndexSchema },
+      errors: ['index_not_found'],
+      async handler(req) {
+        const t = tenantOf(req);
+        return (await data.resolve(t.id, req.params.index_id)).index.schema ?? {};
+      },
+    }),
+
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/indexes/{index_id}/schema',
+      operationId: 'putIndexSchema',
+      summary: 'Replace the index schema',
+      description: 'Stored and returned as sent. The `predict` object is validated: enabled (boolean), default_types and rule types from destination|intent|product|category|content|workflow, action_mappings type -> {target_field, label_field}, intent_rules [{intent, match_terms, target, label, type}].',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      body: IndexSchema,
+      response: { description: 'The stored schema.', schema: IndexSchema },
+      errors: ['index_not_found', 'conflict'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        assertWritable(target, req.params.index_id);
+        const schema = req.body as Record<string, unknown>;
+        const rec = await coordinator.updateIndex(t.id, target.index.index_id, (r) => ({ ...r, schema, updated_at: nowIso() }));
+        data.remember(rec, t.id, rec.index_id);
+        return rec.schema;
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/v1/indexes/{index_id}/merchandising',
+      operationId: 'getMerchandising',
+      summary: 'The merchandising configuration',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      response: { description: 'The stored configuration (`{}` when none was set).', schema: Merchandising },
+      errors: ['index_not_found'],
+      async handler(req) {
+        const t = tenantOf(req);
+        return (await data.resolve(t.id, req.params.index_id)).index.merchandising ?? {};
+      },
+    }),
+
+    defineRoute({
+      method: 'PUT',
+      path: '/v1/indexes/{index_id}/merchandising',
+      operationId: 'putMerchandising',
+      summary: 'Replace the merchandising configuration (paid plans)',
+      description: 'An object of rule lists, stored and returned as sent. 403 `plan_required` on plans without merchandising.',
+      tags,
+      access: 'private',
+      tenant: true,
+      feature: 'merchandising',
+      params: IndexParams,
+      body: Merchandising,
+      response: { description: 'The stored configuration.', schema: Merchandising },
+      errors: ['index_not_found', 'conflict'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        assertWritable(target, req.params.index_id);
+        const merchandising = req.body as Record<string, unknown>;
+        const rec = await coordinator.updateIndex(t.id, target.index.index_id, (r) => ({ ...r, merchandising, updated_at: nowIso() }));
+        data.remember(rec, t.id, rec.index_id);
+        return rec.merchandising;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,50 @@
+// Operations endpoints, no key needed: liveness, readiness (placement known and every partition
+// has a live primary) and Prometheus metrics.
+import { fail } from '../../node/runtime/errors.js';
+import { Reply, defineRoute, type Route } from '../route.js';
+import type { RouterDeps } from '../router-deps.js';
+import { Health, Readiness } from '../schemas.js';
+
+const tags = ['operations'];
+
+export function operationRoutes(deps: RouterDeps): Route[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/healthz',
+      operationId: 'healthz',
+      summary: 'Liveness: the process answers',
+      tags,
+      access: 'none',
+      response: { description: 'Alive.', schema: Health },
+      handler: () => ({ status: 'ok' }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/readyz',
+      operationId: 'readyz',
+      summary: 'Readiness: placement is known and every partition has a live primary',
+      tags,
+      access: 'none',
+      response: { description: 'Ready.', schema: Readiness },
+      errors: ['unavailable'],
+      handler() {
+        const r = deps.data.readiness();
+        if (!r.ready) return fail('unavailable', { reason: `Not ready: ${r.reason}` });
+        return { status: 'ready', epoch: r.epoch, partitions: r.partitions };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/metrics',
+      operationId: 'metrics',
+      summary: 'Prometheus metrics of this process',
+      tags,
+      access: 'none',
+      response: { description: 'Text exposition format.', contentType: 'text/plain; version=0.0.4' },
+      async handler() {
+        return Reply.text(await deps.metrics.render(), deps.metrics.contentType);
+      },
+    }),
+  ];
+}

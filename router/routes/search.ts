@@ -1,0 +1,150 @@
+// Query surfaces: typeahead and autocomplete (GET and QUERY) and predict. Parameters, tenant,
+// index and plan gates are enforced now; answering needs the engine's scatter-gather query
+// contract (QueryRequest payload and partial top-k result) and answers 501 until it lands.
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { fail, invalid, validationError } from '../../node/runtime/errors.js';
+import { issuesOf } from '../request-validator.js';
+import { defineRoute, type Req, type Route } from '../route.js';
+import type { RouterDeps } from '../router-deps.js';
+import {
+  AutocompleteResponse,
+  Filters,
+  PredictRequest,
+  PredictResponse,
+  QueryMethodBody,
+  SearchIndex,
+  SearchLimit,
+  SearchMode,
+  SearchText,
+  TypeaheadResponse,
+  VectorBackend,
+} from '../schemas.js';
+import { requireFeature } from '../tenant-context.js';
+import { tenantOf } from './common.js';
+
+const tags = ['search'];
+const filtersCheck = TypeCompiler.Compile(Filters);
+const MISSING = 'Answering queries (the engine\'s scatter-gather query contract)';
+
+const Flag = (description: string) => Type.Boolean({ default: false, description });
+const BypassHeader = Type.Object({ 'X-Bypass-Cache': Type.Optional(Type.String({ maxLength: 16, description: 'Any value skips cached responses.' })) });
+
+const TypeaheadQuery = Type.Object({
+  query: SearchText,
+  index: SearchIndex,
+  limit: SearchLimit,
+  bypass_cache: Flag('Fetch fresh results.'),
+});
+
+const AutocompleteQuery = Type.Object({
+  query: SearchText,
+  index: SearchIndex,
+  limit: SearchLimit,
+  mode: Type.Optional(SearchMode),
+  debug: Flag('Adds the debug object.'),
+  profile: Flag('Adds per-stage timings to the debug object (even without debug=true).'),
+  bypass_cache: Flag('Fetch fresh results.'),
+  filters: Type.Optional(Type.String({ maxLength: 4096, description: 'JSON object: field -> array of exact values, or a range object with gte, gt, lte, lt.' })),
+  user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only.' })),
+  vector_backend: Type.Optional(VectorBackend),
+  benchmark: Flag('Runs both vector backends and reports timings.'),
+});
+
+/** Parses the `filters` query parameter (a JSON string) and checks its shape. */
+export function parseFilters(raw: string | undefined): Static<typeof Filters> | undefined {
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return invalid(['query', 'filters'], 'filters must be a JSON object.', 'json_invalid');
+  }
+  if (!filtersCheck.Check(value)) throw validationError(issuesOf(filtersCheck, value, ['query', 'filters']));
+  return value;
+}
+
+/** Checks that the index exists for the tenant, then answers 501. */
+async function answer(deps: RouterDeps, req: Req, index: string): Promise<never> {
+  await deps.data.resolve(tenantOf(req).id, index);
+  return fail('not_implemented', { feature: MISSING });
+}
+
+export function searchRoutes(deps: RouterDeps): Route[] {
+  const queryMethod = (path: string, operationId: string, summary: string, response: typeof TypeaheadResponse) =>
+    defineRoute({
+      method: 'QUERY',
+      path,
+      operationId,
+      summary,
+      description:
+        'Safe, idempotent variant with a JSON body (application/json only: 415 otherwise; 400 `invalid_query_content` when the body is not a JSON object). ' +
+        'Clients or proxies that cannot send the QUERY method may send POST with `X-HTTP-Method-Override: QUERY`.',
+      tags,
+      access: 'public',
+      tenant: true,
+      body: QueryMethodBody,
+      response: { description: 'Suggestions.', schema: response },
+      errors: ['index_not_found', 'not_implemented', 'unavailable'],
+      handler: (req) => answer(deps, req, req.body.index ?? 'default'),
+    });
+
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/typeahead',
+      operationId: 'typeahead',
+      summary: 'Prefix suggestions for search-as-you-type',
+      tags,
+      access: 'public',
+      tenant: true,
+      query: TypeaheadQuery,
+      headers: BypassHeader,
+      response: { description: 'Suggestions (`{id, type, title, score}`).', schema: TypeaheadResponse },
+      errors: ['index_not_found', 'not_implemented', 'unavailable'],
+      handler: (req) => answer(deps, req, req.query.index),
+    }),
+    queryMethod('/v1/typeahead', 'typeaheadQuery', 'Prefix suggestions (QUERY method)', TypeaheadResponse),
+
+    defineRoute({
+      method: 'GET',
+      path: '/v1/autocomplete',
+      operationId: 'autocomplete',
+      summary: 'Ranked suggestions with modes, filters and personalization',
+      description: 'When `mode` is omitted the index default applies (`hybrid`). `user_id` needs a paid plan (403 `plan_required`).',
+      tags,
+      access: 'public',
+      tenant: true,
+      query: AutocompleteQuery,
+      headers: BypassHeader,
+      response: { description: 'Suggestions.', schema: AutocompleteResponse },
+      errors: ['index_not_found', 'plan_required', 'not_implemented', 'unavailable'],
+      handler(req) {
+        parseFilters(req.query.filters);
+        if (req.query.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
+        return answer(deps, req, req.query.index);
+      },
+    }),
+    queryMethod('/v1/autocomplete', 'autocompleteQuery', 'Ranked suggestions (QUERY method)', AutocompleteResponse),
+
+    defineRoute({
+      method: 'POST',
+      path: '/v1/predict',
+      operationId: 'predict',
+      summary: 'Predict the next action (Beta)',
+      description:
+        'Required: `query`. Defaults: index `default`, limit 5 alternatives, include.alternatives and include.supporting_suggestions true, include.debug false. `user_id` needs a paid plan.',
+      tags,
+      beta: true,
+      access: 'public',
+      tenant: true,
+      body: PredictRequest,
+      response: { description: 'The primary prediction and alternatives.', schema: PredictResponse },
+      errors: ['index_not_found', 'plan_required', 'not_implemented', 'unavailable'],
+      handler(req) {
+        if (req.body.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
+        return answer(deps, req, req.body.index ?? 'default');
+      },
+    }),
+  ];
+}

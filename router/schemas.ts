@@ -1,0 +1,547 @@
+// Shared TypeBox schemas of the HTTP contract: request bodies, views and error bodies. Field
+// names follow ARCHITECTURE.md "Contract decisions"; these schemas are both the validators and
+// the OpenAPI components (named ones become `#/components/schemas/<name>`).
+import { FormatRegistry, Type, type TSchema } from '@sinclair/typebox';
+import { ID_PATTERN } from '../node/runtime/ids.js';
+
+/** Schemas published as named OpenAPI components, by identity. */
+export const NAMED_SCHEMAS = new Map<TSchema, string>();
+
+function named<T extends TSchema>(name: string, schema: T): T {
+  NAMED_SCHEMAS.set(schema, name);
+  return schema;
+}
+
+/** Longest document id, in UTF-8 bytes. */
+export const MAX_DOC_ID_BYTES = 512;
+
+/** C0 controls and DEL have no business in an identifier: they break logs, keys and URLs. */
+export function hasControlChar(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+FormatRegistry.Set('doc-id', (v) => v.length > 0 && !hasControlChar(v) && Buffer.byteLength(v, 'utf8') <= MAX_DOC_ID_BYTES);
+FormatRegistry.Set('hostname', (v) => /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v));
+FormatRegistry.Set('http-url', (v) => {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+});
+
+export const Id = (description: string) => Type.String({ pattern: ID_PATTERN, description });
+export const IndexIdParam = Id('Logical index id, or a physical index id allocated for it.');
+export const DocIdParam = Type.String({ format: 'doc-id', minLength: 1, maxLength: MAX_DOC_ID_BYTES, description: `Document id: 1 to ${MAX_DOC_ID_BYTES} UTF-8 bytes, no control characters.` });
+const Timestamp = Type.String({ format: 'date-time' });
+const Count = Type.Integer({ minimum: 0 });
+
+// ---------------------------------------------------------------- errors
+
+export const ErrorBody = named(
+  'Error',
+  Type.Object({
+    detail: Type.String({ description: 'What went wrong and what to do about it.' }),
+    code: Type.String({ description: 'Machine-readable error code from the catalogue.' }),
+  }),
+);
+
+export const ValidationErrorBody = named(
+  'ValidationError',
+  Type.Object({
+    detail: Type.Array(
+      Type.Object({
+        loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), { description: 'Where: ["query", "limit"], ["body", "documents", 0, "id"], ...' }),
+        msg: Type.String(),
+        type: Type.String(),
+      }),
+    ),
+  }),
+);
+
+// ---------------------------------------------------------------- documents
+
+const RawAttributes = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'Free-form attributes; values are strings or numbers (booleans, null, small arrays and objects are kept as sent).',
+});
+const TextField = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+export const DocumentInput = named(
+  'DocumentInput',
+  Type.Object(
+    {
+      id: DocIdParam,
+      title: Type.Optional(TextField('Title.')),
+      desc: Type.Optional(TextField('Description.')),
+      manufacturer: Type.Optional(TextField('Manufacturer or brand.')),
+      raw: Type.Optional(RawAttributes),
+    },
+    { description: 'A document to upsert. Further top-level fields are folded into `raw`.' },
+  ),
+);
+
+export const MAX_INLINE_DOCUMENTS = 10_000;
+
+export const DocumentsBody = named(
+  'DocumentsBody',
+  Type.Object({
+    documents: Type.Array(DocumentInput, { maxItems: MAX_INLINE_DOCUMENTS, description: `At most ${MAX_INLINE_DOCUMENTS} documents; larger batches go through ingest/start or upload.` }),
+  }),
+);
+
+export const DocumentView = named(
+  'Document',
+  Type.Object({ id: Type.String(), title: Type.String(), desc: Type.String(), manufacturer: Type.String(), raw: RawAttributes }),
+);
+
+export const DocumentPatch = named(
+  'DocumentPatch',
+  Type.Object(
+    {
+      id: Type.Optional(DocIdParam),
+      title: Type.Optional(TextField('New title.')),
+      desc: Type.Optional(TextField('New description.')),
+      manufacturer: Type.Optional(TextField('New manufacturer.')),
+      raw: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Merged key by key into the stored raw attributes.' })),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const DocumentList = named(
+  'DocumentList',
+  Type.Object({ items: Type.Array(DocumentView), page: Type.Integer(), page_size: Type.Integer(), total: Count }),
+);
+
+export const IngestResponse = named(
+  'IngestResponse',
+  Type.Object({
+    index_id: Type.String(),
+    upserted: Count,
+    failed: Count,
+    errors: Type.Array(Type.Object({ id: Type.String(), detail: Type.String() })),
+  }),
+);
+
+export const DocumentDeleted = Type.Object({ index_id: Type.String(), id: Type.String(), deleted: Type.Boolean() });
+
+// ---------------------------------------------------------------- indexes
+
+export const IndexStatusSchema = Type.Union([Type.Literal('ready'), Type.Literal('building'), Type.Literal('deleting')]);
+
+export const IndexView = named(
+  'Index',
+  Type.Object({
+    index_id: Type.String(),
+    name: Type.String(),
+    document_count: Count,
+    status: IndexStatusSchema,
+    physical_index_id: Type.String(),
+    created_at: Timestamp,
+  }),
+);
+
+export const IndexCreate = named(
+  'IndexCreate',
+  Type.Object({ index_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'), name: Type.String({ minLength: 1, maxLength: 256 }) }),
+);
+
+export const IndexDeleted = Type.Object({
+  index_id: Type.String(),
+  deleted: Type.Boolean(),
+  physical_index_ids: Type.Array(Type.String()),
+  documents_removed: Count,
+});
+
+export const IndexStats = named(
+  'IndexStats',
+  Type.Object({
+    index_id: Type.String(),
+    physical_index_id: Type.String(),
+    status: IndexStatusSchema,
+    document_count: Count,
+    stored_bytes: Count,
+    parts: Type.Array(
+      Type.Object({ part: Count, partition: Count, node: Type.String(), document_count: Count, stored_bytes: Count, engine: Type.Unknown() }),
+    ),
+  }),
+);
+
+export const AllocateResponse = Type.Object({ index_id: Type.String(), physical_index_id: Type.String() });
+export const PromoteBody = named('PromoteRequest', Type.Object({ physical_index_id: Id('The physical index the alias should point at.') }));
+export const PromoteResponse = Type.Composite([IndexView, Type.Object({ previous_physical_index_id: Type.String() })]);
+
+export const FileSizeLimit = named(
+  'FileSizeLimit',
+  Type.Object({
+    limit_bytes: Count,
+    source: Type.Union([Type.Literal('tenant'), Type.Literal('plan'), Type.Literal('default')]),
+    presigned_over_bytes: Count,
+    cloud_required_over_bytes: Count,
+  }),
+);
+
+export const PREDICTION_TYPES = ['destination', 'intent', 'product', 'category', 'content', 'workflow'] as const;
+export const PredictionType = Type.Union(PREDICTION_TYPES.map((t) => Type.Literal(t)));
+
+const ActionMapping = Type.Object({ target_field: Type.String({ minLength: 1 }), label_field: Type.String({ minLength: 1 }) });
+
+export const PredictConfig = named(
+  'PredictConfig',
+  Type.Object({
+    enabled: Type.Optional(Type.Boolean()),
+    default_types: Type.Optional(Type.Array(PredictionType)),
+    action_mappings: Type.Optional(
+      Type.Object(Object.fromEntries(PREDICTION_TYPES.map((t) => [t, Type.Optional(ActionMapping)])), {
+        additionalProperties: false,
+        description: 'Prediction type -> names of the document fields giving the action target and label.',
+      }),
+    ),
+    intent_rules: Type.Optional(
+      Type.Array(
+        Type.Object({
+          intent: Type.String({ minLength: 1 }),
+          match_terms: Type.Array(Type.String()),
+          target: Type.String(),
+          label: Type.String(),
+          type: PredictionType,
+        }),
+      ),
+    ),
+  }),
+);
+
+export const IndexSchema = named(
+  'IndexSchema',
+  Type.Object({ predict: Type.Optional(PredictConfig) }, { description: 'Stored and returned as sent; only `predict` is checked. Other keys (synonyms, ...) are kept.' }),
+);
+
+export const Merchandising = named(
+  'Merchandising',
+  Type.Record(Type.String(), Type.Array(Type.Record(Type.String(), Type.Unknown())), {
+    description: 'An object of rule lists (for example pins, boosts, buries, hides), stored and returned as sent.',
+  }),
+);
+
+// ---------------------------------------------------------------- jobs
+
+export const JobView = named(
+  'Job',
+  Type.Object({
+    job_id: Type.String(),
+    kind: Type.Union([Type.Literal('ingestion'), Type.Literal('export'), Type.Literal('sync')]),
+    index_id: Type.String(),
+    status: Type.Union(['queued', 'processing', 'succeeded', 'failed', 'canceled'].map((s) => Type.Literal(s))),
+    source_type: Type.Union([Type.String(), Type.Null()]),
+    source_filename: Type.Union([Type.String(), Type.Null()]),
+    total: Count,
+    processed: Count,
+    failed: Count,
+    attempts: Count,
+    error: Type.Union([Type.String(), Type.Null()]),
+    created_at: Timestamp,
+    started_at: Type.Union([Timestamp, Type.Null()]),
+    finished_at: Type.Union([Timestamp, Type.Null()]),
+  }),
+);
+
+export const StartIngestion = named(
+  'StartIngestion',
+  Type.Object({
+    job_id: Type.String(),
+    index_id: Type.String(),
+    status: Type.String(),
+    run: Type.Union([Type.Literal('immediate'), Type.Literal('background')]),
+  }),
+);
+
+export const StartExport = named('StartExport', Type.Composite([StartIngestion, Type.Object({ download_url: Type.Union([Type.String(), Type.Null()]) })]));
+
+export const CloudComplete = named(
+  'CloudCompleteRequest',
+  Type.Object({
+    object_key: Type.String({ minLength: 1, maxLength: 1024, description: 'Key the presigned upload wrote.' }),
+    filename: Type.Optional(Type.String({ maxLength: 512 })),
+    format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('json'), Type.Literal('jsonl')])),
+    size_bytes: Type.Optional(Count),
+  }),
+);
+
+export const ExportStartBody = named('StartExportRequest', Type.Object({ format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('jsonl')])) }));
+
+// ---------------------------------------------------------------- integrations
+
+export const IntegrationView = named(
+  'Integration',
+  Type.Object({
+    integration_id: Type.String(),
+    index_id: Type.String(),
+    kind: Type.String(),
+    name: Type.String(),
+    config: Type.Record(Type.String(), Type.Unknown()),
+    created_at: Timestamp,
+  }),
+);
+
+export const IntegrationCreate = named(
+  'IntegrationCreate',
+  Type.Object({
+    index_id: Id('Index the integration feeds.'),
+    kind: Type.String({ minLength: 1, maxLength: 64, description: 'Source system, for example a shopping feed or a commerce platform.' }),
+    name: Type.Optional(Type.String({ maxLength: 256 })),
+    config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  }),
+);
+
+export const IntegrationPatch = named(
+  'IntegrationPatch',
+  Type.Object({ name: Type.Optional(Type.String({ maxLength: 256 })), config: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+);
+
+// ---------------------------------------------------------------- search
+
+const FilterValue = Type.Union([
+  Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { description: 'Exact values (any of).' }),
+  Type.Object(
+    {
+      gte: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+      gt: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+      lte: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+      lt: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+    },
+    { additionalProperties: false, minProperties: 1, description: 'Range.' },
+  ),
+]);
+export const Filters = named('Filters', Type.Record(Type.String(), FilterValue, { description: 'Field name -> exact values or a range (gte, gt, lte, lt).' }));
+
+export const SEARCH_MODES = ['fts_only', 'vector_only', 'hybrid', 'fts_rerank'] as const;
+export const SearchMode = Type.Union(SEARCH_MODES.map((m) => Type.Literal(m)));
+export const VECTOR_BACKENDS = ['usearch', 'hnswlib'] as const;
+export const VectorBackend = Type.Union(VECTOR_BACKENDS.map((m) => Type.Literal(m)));
+
+export const SearchText = Type.String({ minLength: 1, maxLength: 512 });
+export const SearchLimit = Type.Integer({ minimum: 1, maximum: 50, default: 10 });
+export const SearchIndex = Type.String({ pattern: ID_PATTERN, default: 'default', description: 'Logical index id.' });
+
+export const QueryMethodBody = named(
+  'SuggestQueryBody',
+  Type.Object({
+    tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
+    index: Type.Optional(SearchIndex),
+    query: SearchText,
+    limit: Type.Optional(SearchLimit),
+  }),
+);
+
+export const TypeaheadSuggestion = named(
+  'TypeaheadSuggestion',
+  Type.Object({ id: Type.String(), type: Type.String(), title: Type.String(), score: Type.Number() }),
+);
+
+export const AutocompleteSuggestion = named(
+  'AutocompleteSuggestion',
+  Type.Object({
+    id: Type.String(),
+    type: Type.String(),
+    title: Type.String(),
+    subtitle: Type.Union([Type.String(), Type.Null()]),
+    description: Type.Union([Type.String(), Type.Null()]),
+    url: Type.Union([Type.String(), Type.Null()]),
+    image: Type.Union([Type.String(), Type.Null()]),
+    price: Type.Union([Type.Number(), Type.Null()]),
+    currency: Type.Union([Type.String(), Type.Null()]),
+    score: Type.Number(),
+    metadata: Type.Object({ concepts: Type.Array(Type.String()) }, { additionalProperties: true }),
+  }),
+);
+
+const suggestResponse = (name: string, suggestion: TSchema) =>
+  named(
+    name,
+    Type.Object({
+      query: Type.String(),
+      original_query: Type.String(),
+      normalized_query: Type.String(),
+      corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'null when unchanged' }),
+      mode: Type.String({ description: 'Effective mode (`typeahead` on typeahead).' }),
+      index: Type.String(),
+      took_ms: Type.Number(),
+      suggestions: Type.Array(suggestion),
+      debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless debug or profile was asked for' }),
+    }),
+  );
+export const TypeaheadResponse = suggestResponse('TypeaheadResponse', TypeaheadSuggestion);
+export const AutocompleteResponse = suggestResponse('AutocompleteResponse', AutocompleteSuggestion);
+
+export const PredictRequest = named(
+  'PredictRequest',
+  Type.Object({
+    tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
+    index: Type.Optional(SearchIndex),
+    query: SearchText,
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 50, default: 5, description: 'Most alternatives returned.' })),
+    user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only.' })),
+    filters: Type.Optional(Filters),
+    context: Type.Optional(
+      Type.Object({
+        surface: Type.Optional(Type.String({ maxLength: 128 })),
+        page_type: Type.Optional(Type.String({ maxLength: 128 })),
+        locale: Type.Optional(Type.String({ maxLength: 64 })),
+        device: Type.Optional(Type.String({ maxLength: 64 })),
+      }),
+    ),
+    allowed_types: Type.Optional(Type.Array(PredictionType, { minItems: 1 })),
+    include: Type.Optional(
+      Type.Object({
+        alternatives: Type.Optional(Type.Boolean({ default: true })),
+        supporting_suggestions: Type.Optional(Type.Boolean({ default: true })),
+        debug: Type.Optional(Type.Boolean({ default: false })),
+      }),
+    ),
+  }),
+);
+
+const PredictAction = Type.Object({ kind: Type.String(), target: Type.String(), method: Type.String() });
+const Confidence = Type.Number({ minimum: 0, maximum: 1 });
+export const PredictResponse = named(
+  'PredictResponse',
+  Type.Object({
+    query: Type.String(),
+    original_query: Type.String(),
+    corrected_query: Type.Union([Type.String(), Type.Null()]),
+    mode: Type.Literal('predict'),
+    prediction: Type.Union([
+      Type.Object({
+        type: PredictionType,
+        label: Type.String(),
+        action: PredictAction,
+        entity: Type.Object({ id: Type.String(), object: Type.String() }),
+        confidence: Confidence,
+        reason_codes: Type.Array(Type.String()),
+      }),
+      Type.Null(),
+    ]),
+    alternatives: Type.Array(Type.Object({ type: PredictionType, label: Type.String(), action: PredictAction, confidence: Confidence })),
+    supporting_suggestions: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), title: Type.String(), score: Confidence })),
+    debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  }),
+);
+
+export const ClickEvent = named(
+  'ClickEvent',
+  Type.Object({
+    tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
+    index: Type.Optional(SearchIndex),
+    query: Type.Optional(Type.String({ maxLength: 512 })),
+    document_id: DocIdParam,
+    position: Type.Optional(Type.Integer({ minimum: 0 })),
+    user_id: Type.Optional(Type.String({ maxLength: 256 })),
+    session_id: Type.Optional(Type.String({ maxLength: 256 })),
+  }),
+);
+
+// ---------------------------------------------------------------- administration
+
+export const PlanNameSchema = Type.Union([Type.Literal('free'), Type.Literal('pro'), Type.Literal('enterprise')]);
+export const TenantModeSchema = Type.Union([Type.Literal('hosted'), Type.Literal('proxy')]);
+const Limit = Type.Integer({ minimum: 0 });
+const Bytes = Type.Integer({ minimum: 1 });
+
+const SearchApiInput = Type.Object({
+  url: Type.String({ format: 'http-url', maxLength: 2048 }),
+  api_key: Type.Optional(Type.String({ maxLength: 1024 })),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
+
+export const LimitsPatch = Type.Object(
+  {
+    max_indexes: Type.Optional(Type.Union([Limit, Type.Null()])),
+    max_documents_per_index: Type.Optional(Type.Union([Limit, Type.Null()])),
+    max_documents_total: Type.Optional(Type.Union([Limit, Type.Null()])),
+    upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
+  },
+  { additionalProperties: false, description: 'Overrides of the plan values; null removes an override.' },
+);
+
+export const TenantCreate = named(
+  'TenantCreate',
+  Type.Object({
+    tenant_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'),
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    plan: Type.Optional(PlanNameSchema),
+    mode: Type.Optional(TenantModeSchema),
+    upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
+    limits: Type.Optional(LimitsPatch),
+    search_api: Type.Optional(Type.Union([SearchApiInput, Type.Null()])),
+  }),
+);
+
+export const TenantPatch = named(
+  'TenantPatch',
+  Type.Object(
+    {
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+      plan: Type.Optional(PlanNameSchema),
+      mode: Type.Optional(TenantModeSchema),
+      upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
+      limits: Type.Optional(LimitsPatch),
+      search_api: Type.Optional(Type.Union([SearchApiInput, Type.Null()])),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const EffectiveLimitsSchema = Type.Object({
+  max_indexes: Count,
+  max_documents_per_index: Count,
+  max_documents_total: Count,
+  upload_limit_bytes: Count,
+});
+
+export const TenantView = named(
+  'Tenant',
+  Type.Object({
+    tenant_id: Type.String(),
+    name: Type.String(),
+    plan: PlanNameSchema,
+    mode: TenantModeSchema,
+    upload_limit_bytes: Type.Union([Count, Type.Null()], { description: 'The tenant override; null when the plan value applies.' }),
+    limits: EffectiveLimitsSchema,
+    features: Type.Object({ personalization: Type.Boolean(), merchandising: Type.Boolean(), integrations: Type.Boolean() }),
+    search_api: Type.Union([Type.Object({ url: Type.String(), has_api_key: Type.Boolean() }), Type.Null()]),
+    created_at: Timestamp,
+  }),
+);
+
+export const KeyCreate = named(
+  'KeyCreate',
+  Type.Object({ kind: Type.Union([Type.Literal('public'), Type.Literal('private')]), name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) }),
+);
+
+export const KeyView = named(
+  'Key',
+  Type.Object({
+    id: Type.String(),
+    kind: Type.Union([Type.Literal('public'), Type.Literal('private'), Type.Literal('admin')]),
+    name: Type.String(),
+    tenant_id: Type.Union([Type.String(), Type.Null()]),
+    created_at: Timestamp,
+  }),
+);
+
+export const KeyCreated = named('KeyCreated', Type.Composite([KeyView, Type.Object({ key: Type.String({ description: 'The secret; shown only in this response.' }) })]));
+
+// ---------------------------------------------------------------- operations
+
+export const Health = Type.Object({ status: Type.String() });
+export const Readiness = Type.Object({
+  status: Type.String(),
+  epoch: Type.Union([Type.Integer(), Type.Null()]),
+  partitions: Type.Union([Type.Integer(), Type.Null()]),
+  reason: Type.Optional(Type.String()),
+});
