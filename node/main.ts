@@ -15,6 +15,7 @@ import type { Lease, MemberRecord, Unsubscribe } from '../coordinator/coordinato
 import { createCoordinator } from '../coordinator/create-coordinator.js';
 import { PlacementLeader } from '../coordinator/placement.js';
 import { ShardNode } from '../shard/shard-node.js';
+import { SearchHost } from '../shard/search/search-host.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
 import { startGrpcServer, type GrpcServerHandle } from './runtime/grpc-server.js';
 import { GrpcClientPool } from './runtime/grpc-client-pool.js';
@@ -45,11 +46,44 @@ async function main(): Promise<void> {
   const coordinator = await createCoordinator(config);
   closers.unshift(() => coordinator.close());
 
+  // In a cluster, routers and shard nodes (whose jobs write into parts on other nodes) reach
+  // shard nodes over gRPC; one pool per process follows membership.
+  let pool: GrpcClientPool | undefined;
+  if (clustered) {
+    const addresses = new Map<string, string>();
+    const refresh = (members: MemberRecord[]) => {
+      addresses.clear();
+      for (const m of members) if (m.grpc_address) addresses.set(m.node_id, m.grpc_address);
+    };
+    refresh(await coordinator.listMembers());
+    closers.unshift(await coordinator.watchMembers(refresh));
+    const p = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
+    closers.unshift(() => p.close());
+    pool = p;
+  }
+
   let shardNode: ShardNode | undefined;
   let grpc: GrpcServerHandle | undefined;
   if (roles.includes('shard')) {
-    shardNode = new ShardNode({ nodeId, dataDir: config.dataDir, partitions: config.partitions });
+    const remote = pool;
+    shardNode = new ShardNode({
+      nodeId,
+      dataDir: config.dataDir,
+      partitions: config.partitions,
+      jobs: {
+        coordinator,
+        directory: { client: (id) => (id === nodeId || !remote ? shardNode! : remote.client(id)) },
+        settings: { batchSize: config.jobBatchSize, batchDelayMs: config.jobBatchDelayMs, maxRecordChars: config.maxRecordBytes, exportTtlSeconds: config.exportTtlSeconds },
+        leaseTtlSeconds: config.jobLeaseTtlSeconds,
+        maxAttempts: config.jobMaxAttempts,
+        scanIntervalMs: Math.max(5_000, Math.floor(config.jobStuckAfterMs / 2)),
+        blobRetentionMs: config.blobRetentionMs,
+      },
+    });
     closers.unshift(() => shardNode!.close());
+    const search = new SearchHost({ dataDir: config.dataDir, log: logger });
+    shardNode.setQueryHandler(search);
+    shardNode.onChange(search.onChange);
     const initial = await coordinator.getPlacement();
     if (initial) shardNode.setPlacement(initial);
     const unwatch: Unsubscribe = await coordinator.watchPlacement((t) => shardNode!.setPlacement(t));
@@ -72,17 +106,11 @@ async function main(): Promise<void> {
   if (roles.includes('router')) {
     if (shardNode && !clustered) {
       const local = shardNode;
-      directory = { client: () => local };
-    } else {
-      const addresses = new Map<string, string>();
-      const refresh = (members: MemberRecord[]) => {
-        addresses.clear();
-        for (const m of members) if (m.grpc_address) addresses.set(m.node_id, m.grpc_address);
+      directory = {
+        client: () => local,
+        subscribeChanges: (listener) => local.onChange((e) => listener(e.ref.tenantId, e.ref.physicalIndexId)),
       };
-      refresh(await coordinator.listMembers());
-      closers.unshift(await coordinator.watchMembers(refresh));
-      const pool = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
-      closers.unshift(() => pool.close());
+    } else if (pool) {
       directory = pool;
     }
   }
@@ -103,6 +131,8 @@ async function main(): Promise<void> {
     await leader.start();
     closers.unshift(() => leader.stop());
   }
+  // after registration and placement: resume jobs a crash left behind, sweep old job files
+  shardNode?.jobs?.startBackground();
 
   if (roles.includes('router')) {
     const boot = await bootstrap(coordinator, config);

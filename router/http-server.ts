@@ -19,7 +19,8 @@ import { ERRORS, SuggestError, format } from '../node/runtime/errors.js';
 import type { Logger } from '../node/runtime/log.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import { CompiledRoute } from './compiled-route.js';
-import { Reply, type Route } from './route.js';
+import { RequestBodyStream } from './request-body-stream.js';
+import { Reply, StreamReply, type ResponseSink, type Route } from './route.js';
 import { RouteTable } from './route-table.js';
 
 /** What the transport reads from the request before it goes out of scope. */
@@ -63,6 +64,11 @@ export class Exchange {
   bodyComplete = true;
   /** ends a pending body read when the client goes away */
   cancelBody: (() => void) | null = null;
+  /** the body of a streaming route (multipart, stream), read as the handler consumes it */
+  bodyStream: RequestBodyStream | null = null;
+  /** declared Content-Length of a streaming route; null when absent */
+  contentLength: number | null = null;
+  private abortHooks: (() => void)[] = [];
 
   constructor(
     private readonly server: HttpServer,
@@ -80,11 +86,15 @@ export class Exchange {
       this.server.record(this, 499);
     }
     this.cancelBody?.();
+    this.bodyStream?.abort(new SuggestError('bad_request', 'The client closed the connection.'));
+    for (const hook of this.abortHooks.splice(0)) hook();
   };
 
-  /** Sends a handler result: a Reply as is, anything else as 200 JSON. */
+  /** Sends a handler result: a Reply as is, a StreamReply as a stream, anything else as 200 JSON. */
   reply(result: unknown): void {
-    if (result instanceof Reply) {
+    if (result instanceof StreamReply) {
+      void this.stream(result);
+    } else if (result instanceof Reply) {
       const body = result.encoded ? (result.body as string | Buffer) : JSON.stringify(result.body);
       this.send(result.status, body ?? '', result.contentType, result.headers);
     } else {
@@ -106,8 +116,85 @@ export class Exchange {
     this.done = true;
     this.server.record(this, status);
     if (this.aborted) return;
+    const stream = this.bodyStream;
+    if (stream && !stream.complete) {
+      // answered before the streamed body was read: let the client finish sending first
+      stream.drain((complete) => {
+        this.bodyComplete = complete;
+        if (!this.aborted) this.writeOut(status, body, contentType, headers);
+      });
+      return;
+    }
+    if (stream) this.bodyComplete = true;
+    this.writeOut(status, body, contentType, headers);
+  }
+
+  /**
+   * Streams a StreamReply: status and headers at once, then whatever `produce` writes, each write
+   * waiting for the socket to drain (uWS `onWritable`) so a slow client slows the producer.
+   */
+  private async stream(reply: StreamReply): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    this.server.record(this, reply.status);
+    if (this.aborted) return;
+    const res = this.res;
+    this.bodyStream?.detach();
+    let waiter: (() => void) | null = null;
+    const release = () => {
+      const w = waiter;
+      waiter = null;
+      w?.();
+    };
+    const listeners: (() => void)[] = [release];
+    this.abortHooks.push(() => {
+      for (const l of listeners) l();
+    });
+    res.onWritable(() => {
+      release();
+      return true;
+    });
+    res.cork(() => {
+      res.writeStatus(statusLine(reply.status));
+      res.writeHeader('content-type', reply.contentType);
+      res.writeHeader('access-control-allow-origin', '*');
+      if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
+    });
+    const x = this;
+    const sink: ResponseSink = {
+      get aborted() {
+        return x.aborted;
+      },
+      onAbort(listener) {
+        if (x.aborted) listener();
+        else listeners.push(listener);
+      },
+      write(chunk) {
+        if (x.aborted) return Promise.resolve();
+        let ok = true;
+        res.cork(() => {
+          ok = res.write(chunk);
+        });
+        if (ok || x.aborted) return Promise.resolve();
+        return new Promise<void>((resolve) => {
+          waiter = resolve;
+        });
+      },
+    };
+    try {
+      await reply.produce(sink);
+      if (!this.aborted) res.cork(() => res.end());
+    } catch (err) {
+      this.server.internal(err, this);
+      // a truncated body must not look complete: close instead of ending the chunked stream
+      if (!this.aborted) res.close();
+    }
+  }
+
+  private writeOut(status: number, body: string | Buffer, contentType: string, headers: Record<string, string> | undefined): void {
     const res = this.res;
     const close = !this.bodyComplete;
+    this.bodyStream?.detach();
     res.cork(() => {
       res.writeStatus(statusLine(status));
       res.writeHeader('content-type', contentType);
@@ -212,7 +299,10 @@ export class HttpServer {
         x.bodyComplete = !present;
         const typeError = contentTypeError(route, head.contentType, present);
         if (typeError) return x.error(typeError);
-        if (route.bodyMode === 'multipart') body = null;
+        if (route.bodyMode === 'multipart' || route.bodyMode === 'stream') {
+          x.contentLength = length >= 0 ? length : null;
+          if (present) x.bodyStream = new RequestBodyStream(res);
+        }
         else if (length > this.opts.maxJsonBody) return this.discard(x, res, tooLarge(this.opts.maxJsonBody));
         else body = present ? this.readBody(x, res, length, this.opts.maxJsonBody) : EMPTY_BODY;
       }
@@ -329,6 +419,9 @@ function contentTypeError(route: CompiledRoute, contentType: string, bodyPresent
   } else if (mode === 'multipart') {
     ok = type === 'multipart/form-data' || (!bodyPresent && type === '');
     expected = 'multipart/form-data';
+  } else if (mode === 'stream') {
+    ok = true;
+    expected = 'any content type';
   } else {
     ok = type === '' || type === JSON_TYPE || type.endsWith('+json');
     expected = 'application/json';

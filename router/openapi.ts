@@ -117,6 +117,8 @@ function operation(route: CompiledRoute, components: Record<string, Json>, viaPo
         },
       },
     };
+  } else if (route.bodyMode === 'stream') {
+    op.requestBody = { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } };
   } else if (route.bodyMode !== 'none' && s.body) {
     op.requestBody = { required: !route.bodyOptional, content: { 'application/json': { schema: convert(s.body, components) } } };
   }

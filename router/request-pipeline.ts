@@ -2,6 +2,7 @@
 // key (401) and key kind (403), path/query/header validation (422), tenant (403/404/422) and
 // plan feature (403), body (413/415/400/422), then the handler or the 501 of a capability not
 // built yet. Every failure is a catalogue error rendered by the transport.
+import type { Readable } from 'node:stream';
 import type { KeyRecord } from '../coordinator/coordinator.js';
 import { SuggestError, fail } from '../node/runtime/errors.js';
 import type { Auth } from './auth.js';
@@ -20,6 +21,7 @@ class RouteRequest implements Req<Record<string, unknown>, Record<string, unknow
     readonly body: unknown,
     readonly key: KeyRecord | null,
     readonly tenant: TenantContext | null,
+    private readonly contentTypeHeader: string,
   ) {}
 
   get method(): HttpMethod {
@@ -32,6 +34,18 @@ class RouteRequest implements Req<Record<string, unknown>, Record<string, unknow
 
   get rawBody(): Buffer | null {
     return null;
+  }
+
+  get bodyStream(): Readable | null {
+    return this.x.bodyStream;
+  }
+
+  get contentLength(): number | null {
+    return this.x.contentLength;
+  }
+
+  get contentType(): string {
+    return this.contentTypeHeader;
   }
 
   get aborted(): boolean {
@@ -81,7 +95,7 @@ export class RequestPipeline {
     if (x.done) return;
     const handler = spec.handler;
     if (!handler) return fail('not_implemented', { feature: spec.notImplemented ?? `${spec.method} ${spec.path}` });
-    const req = new RouteRequest(x, params, query, headers, bodyValue, key, tenant);
+    const req = new RouteRequest(x, params, query, headers, bodyValue, key, tenant, head.contentType);
     let result = handler.call(spec, req);
     if (result instanceof Promise) result = await result;
     x.reply(result);

@@ -3,6 +3,7 @@
 // declaration drives request validation (request-validator.ts), the OpenAPI document
 // (openapi.ts) and dispatch (request-pipeline.ts), so the published contract cannot drift from
 // what the server enforces.
+import type { Readable } from 'node:stream';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { KeyRecord } from '../coordinator/coordinator.js';
 import type { ErrorCode } from '../node/runtime/errors.js';
@@ -20,9 +21,10 @@ export type Access = 'none' | 'public' | 'private' | 'admin';
  * How the body is read. `json`: application/json (absent content type tolerated), 422 on
  * malformed JSON; `query`: the QUERY method's contract, application/json only (415 otherwise),
  * 400 `invalid_query_content` when the body is not a JSON object; `multipart`: multipart/form-data,
- * handed over raw; `none`: no body is read.
+ * handed over as a stream (`Req.bodyStream`); `stream`: any content type, handed over as a stream;
+ * `none`: no body is read.
  */
-export type BodyMode = 'none' | 'json' | 'query' | 'multipart';
+export type BodyMode = 'none' | 'json' | 'query' | 'multipart' | 'stream';
 
 export type PlanFeature = 'personalization' | 'merchandising' | 'integrations';
 
@@ -47,6 +49,15 @@ export interface Req<P = unknown, Q = unknown, H = unknown, B = unknown> {
   readonly tenant: TenantContext | null;
   /** the undecoded body of multipart routes */
   readonly rawBody: Buffer | null;
+  /**
+   * The body of `multipart` and `stream` routes, read from the socket as it is consumed (the
+   * client is paused while it is not); null when the request has no body.
+   */
+  readonly bodyStream: Readable | null;
+  /** the declared Content-Length, null when absent (chunked) */
+  readonly contentLength: number | null;
+  /** the Content-Type header as sent ('' when absent) */
+  readonly contentType: string;
   /** true once the client went away; long handlers may stop early */
   readonly aborted: boolean;
 }
@@ -88,6 +99,30 @@ export function defineRoute<P extends TObject = TObject, Q extends TObject = TOb
   spec: RouteSpec<P, Q, H, B>,
 ): Route {
   return spec as unknown as Route;
+}
+
+/** Where a streamed response body goes. */
+export interface ResponseSink {
+  /** Sends a chunk; resolves once the socket can take more (at once after the client left). */
+  write(chunk: string | Buffer): Promise<void>;
+  /** true once the client went away: stop producing */
+  readonly aborted: boolean;
+  /** called once if the client goes away before the stream ends */
+  onAbort(listener: () => void): void;
+}
+
+/**
+ * A response whose body is produced over time (downloads, server-sent events). Status and headers
+ * go out first; `produce` then writes the body and the response ends when it resolves. If it
+ * throws, the connection is closed so the client sees a truncated body, never a complete one.
+ */
+export class StreamReply {
+  constructor(
+    readonly contentType: string,
+    readonly produce: (sink: ResponseSink) => Promise<void>,
+    readonly headers: Record<string, string> | undefined = undefined,
+    readonly status = 200,
+  ) {}
 }
 
 /** A non-200 or non-JSON answer from a handler. Anything else a handler returns is sent as 200 JSON. */

@@ -7,6 +7,7 @@ import { createLogger } from '../node/runtime/log.js';
 import { metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 import { Auth } from './auth.js';
+import { SearchService } from './search-service.js';
 import { DataPlane } from './data-plane.js';
 import { DocumentLimits } from './document-limits.js';
 import { HttpServer } from './http-server.js';
@@ -28,6 +29,7 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const data = new DataPlane(coordinator, shards, log);
   const auth = new Auth(coordinator, config, metrics);
   const limits = new DocumentLimits(coordinator, data);
+  const search = new SearchService(data, shards, metrics);
   const pipeline = new RequestPipeline(auth);
   const server = new HttpServer({ maxJsonBody: config.maxJsonBody, metrics, log }, pipeline.dispatch);
 
@@ -38,6 +40,7 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
     data,
     auth,
     limits,
+    search,
     metrics,
     log,
     nodeId,

@@ -7,6 +7,7 @@ import type { Metrics } from '../node/runtime/metrics.js';
 import type { Auth } from './auth.js';
 import type { DataPlane } from './data-plane.js';
 import type { DocumentLimits } from './document-limits.js';
+import type { SearchService } from './search-service.js';
 
 /** The OpenAPI document, rendered once after every route is registered. */
 export interface Contract {
@@ -20,6 +21,7 @@ export interface RouterDeps {
   data: DataPlane;
   auth: Auth;
   limits: DocumentLimits;
+  search: SearchService;
   metrics: Metrics;
   log: Logger;
   nodeId: NodeId;

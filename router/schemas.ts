@@ -148,7 +148,13 @@ export const IndexView = named(
 
 export const IndexCreate = named(
   'IndexCreate',
-  Type.Object({ index_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'), name: Type.String({ minLength: 1, maxLength: 256 }) }),
+  Type.Object({
+    index_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'),
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    parts: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 16, default: 1, description: 'Parts the index is split into; each part lives on its own partition (and, in a cluster, usually its own shard node). Large indexes use more.' }),
+    ),
+  }),
 );
 
 export const IndexDeleted = Type.Object({

@@ -1,18 +1,22 @@
 // A shard node: the ShardApi of one process, over the partitions the placement table gives it.
 // Owns the routing checks (a write is applied only by the partition's primary at the node's
 // placement epoch; reads are also served by followers), the lazy opening of partitions, the
-// per-index write order (IndexMailbox), change notifications for the search engine, and the
-// orderly close (accepted writes finish, then every partition closes).
+// per-index write order (IndexMailbox), change notifications for the search engine, the files
+// and runner of ingestion and export jobs (jobs/), and the orderly close (running jobs stop at
+// their next batch, accepted writes finish, then every partition closes).
 import { access } from 'node:fs/promises';
 import { pack, unpack } from 'msgpackr';
 import type * as pb from '../proto/gen/shard.js';
-import type { PlacementTable } from '../coordinator/coordinator.js';
+import type { Coordinator, PlacementTable } from '../coordinator/coordinator.js';
 import { ERRORS, SuggestError, fail, format } from '../node/runtime/errors.js';
 import { partitionOf } from '../node/runtime/hash.js';
 import type { NodeId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
-import type { ShardApi } from '../node/runtime/shard-api.js';
+import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
 import { indexPartId } from './index-keys.js';
+import { BlobStore } from './jobs/blob-store.js';
+import { JobRunner, type JobRunnerOptions } from './jobs/job-runner.js';
+import { placementSource } from './jobs/part-writer.js';
 import { IndexMailbox } from './index-mailbox.js';
 import { PartitionStore, type PartitionStoreOptions } from './partition-store.js';
 import { QUERY_KINDS, notImplementedQueryHandler, type QueryHandler, type QueryKind } from './query-handler.js';
@@ -27,6 +31,15 @@ export interface ShardNodeOptions {
   /** writes waiting per index part before new ones are refused with `unavailable` */
   maxQueuedWrites?: number;
   logger?: Logger;
+  /** runs ingestion and export jobs; without it StartJob answers not_implemented */
+  jobs?: ShardJobOptions;
+}
+
+/** What the job runner needs beyond the node: job records and leases, and the other shard nodes. */
+export interface ShardJobOptions extends Pick<JobRunnerOptions, 'settings' | 'leaseTtlSeconds' | 'maxAttempts' | 'scanIntervalMs' | 'blobRetentionMs'> {
+  coordinator: Coordinator;
+  /** reaches every shard node, this one included (in-process) */
+  directory: ShardDirectory;
 }
 
 /** What changed after an applied write; `ids` is empty for a drop (every document of the part). */
@@ -59,8 +72,12 @@ export class ShardNode implements ShardApi {
   private inflight = 0;
   private drainWaiters: (() => void)[] = [];
   private closing: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
   /** set once accepted work has drained: from then on no partition may be opened */
   private drained = false;
+  /** uploaded and exported files of jobs */
+  readonly blobs: BlobStore;
+  readonly jobs: JobRunner | null;
 
   constructor(options: ShardNodeOptions) {
     if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error(`partitions must be a positive integer, got ${options.partitions}`);
@@ -71,6 +88,17 @@ export class ShardNode implements ShardApi {
     this.queryHandler = options.queryHandler ?? notImplementedQueryHandler;
     this.mailbox = new IndexMailbox({ maxDepth: options.maxQueuedWrites });
     this.log = (options.logger ?? rootLog).child({ role: 'shard', node: options.nodeId });
+    this.blobs = new BlobStore(options.dataDir, options.nodeId, this.log);
+    const j = options.jobs;
+    this.jobs = j
+      ? new JobRunner({
+          ...j,
+          nodeId: options.nodeId,
+          blobs: this.blobs,
+          placement: placementSource(() => this.table, j.coordinator, (t) => this.setPlacement(t)),
+          log: this.log,
+        })
+      : null;
   }
 
   /** A table in which `nodeId` is the primary of every partition (the single-node mode). */
@@ -237,10 +265,41 @@ export class ShardNode implements ShardApi {
     return { nodeId: this.nodeId, partitions };
   }
 
+  // ---- ShardApi: blobs and jobs ----
+
+  putBlob(chunks: AsyncIterable<pb.BlobChunk>): Promise<pb.BlobRef> {
+    if (this.closing) return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `Shard node ${this.nodeId} is shutting down` })));
+    return this.blobs.put(chunks);
+  }
+
+  getBlob(req: pb.BlobRequest): AsyncIterable<pb.BlobChunk> {
+    return this.blobs.get(req);
+  }
+
+  async deleteBlob(req: pb.BlobRequest): Promise<pb.DeleteBlobResponse> {
+    return { deleted: await this.blobs.delete(req.tenantId, req.blobId) };
+  }
+
+  async startJob(req: pb.JobRequest): Promise<pb.JobResponse> {
+    if (!this.jobs) return fail('not_implemented', { feature: `Jobs on shard node ${this.nodeId} (started without a coordinator)` });
+    return this.jobs.start(req);
+  }
+
+  async cancelJob(req: pb.JobRequest): Promise<pb.JobResponse> {
+    if (!this.jobs) return { accepted: false, status: '' };
+    return this.jobs.cancel(req);
+  }
+
   // ---- lifecycle ----
 
-  /** Refuses new requests, lets accepted ones finish, then closes the engine hook and every partition. */
+  /** Stops running jobs, refuses new requests, lets accepted ones finish, then closes the engine hook and every partition. */
   close(): Promise<void> {
+    // jobs first, while the node still serves: a stopping job writes its last batch and leaves its record queued
+    this.stopping ??= (this.jobs ? this.jobs.close() : Promise.resolve()).then(() => this.closeNode());
+    return this.stopping;
+  }
+
+  private closeNode(): Promise<void> {
     this.closing ??= (async () => {
       await this.mailbox.idle();
       if (this.inflight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));

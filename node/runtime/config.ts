@@ -37,7 +37,30 @@ export interface Config {
   /** documents at or below this run inline; above, as a background job */
   backgroundJobThreshold: number;
   refreshIntervalMs: number;
+  /** a queued job untouched this long, or a processing one without progress, counts as stuck */
   jobStuckAfterMs: number;
+  /** TTL of the coordinator lease a running job holds (kept alive; lapses this long after a crash) */
+  jobLeaseTtlSeconds: number;
+  /** times a job may be started before a stuck job is failed instead of requeued */
+  jobMaxAttempts: number;
+  /** documents per write batch of an ingestion job (one progress update per batch) */
+  jobBatchSize: number;
+  /** pause between batches of a job (failure-point hook for tests; 0 in production) */
+  jobBatchDelayMs: number;
+  /** largest single record of an uploaded file, bytes; a larger one fails alone */
+  maxRecordBytes: number;
+  /** how long POST .../documents waits for running ingestion jobs of its index before 503 */
+  documentsWaitForJobsMs: number;
+  /** comment line sent on idle server-sent event streams */
+  sseHeartbeatMs: number;
+  /** lifetime of a presigned upload URL */
+  presignTtlSeconds: number;
+  /** lifetime of an export download link */
+  exportTtlSeconds: number;
+  /** blobs (uploaded and exported files) older than this are removed by the shard node */
+  blobRetentionMs: number;
+  /** HMAC key of presigned URLs and export links; when unset, one is generated and kept in the coordinator */
+  signingSecret: string | undefined;
   plans: Record<PlanName, PlanLimits>;
   grpcPort: number;
   nodeId: string | undefined;
@@ -99,6 +122,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backgroundJobThreshold: 1_000,
     refreshIntervalMs: 50,
     jobStuckAfterMs: 60_000,
+    jobLeaseTtlSeconds: 5,
+    jobMaxAttempts: 3,
+    jobBatchSize: 500,
+    jobBatchDelayMs: 0,
+    maxRecordBytes: 1 * MB,
+    documentsWaitForJobsMs: 120_000,
+    sseHeartbeatMs: 15_000,
+    presignTtlSeconds: 3_600,
+    exportTtlSeconds: 86_400,
+    blobRetentionMs: 7 * 24 * 3_600_000,
+    signingSecret: undefined,
     plans: DEFAULT_PLANS,
     grpcPort: 0,
     nodeId: undefined,
@@ -123,5 +157,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
     logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,
     backgroundJobThreshold: int(env.SUGGEST_BACKGROUND_JOB_THRESHOLD, base.backgroundJobThreshold),
+    jobBatchSize: int(env.SUGGEST_JOB_BATCH_SIZE, base.jobBatchSize),
+    jobBatchDelayMs: int(env.SUGGEST_JOB_BATCH_DELAY_MS, base.jobBatchDelayMs),
+    jobLeaseTtlSeconds: int(env.SUGGEST_JOB_LEASE_TTL_SECONDS, base.jobLeaseTtlSeconds),
+    jobStuckAfterMs: int(env.SUGGEST_JOB_STUCK_AFTER_MS, base.jobStuckAfterMs),
+    sseHeartbeatMs: int(env.SUGGEST_SSE_HEARTBEAT_MS, base.sseHeartbeatMs),
+    signingSecret: env.SUGGEST_SIGNING_SECRET || base.signingSecret,
   };
 }

@@ -2,8 +2,9 @@
 // of the process. A node id is resolved to its address on each lookup, so the pool follows
 // membership changes; each RPC becomes a Promise with a deadline, and a failed call comes back
 // as the catalogue error the shard raised (`fromGrpcError`), or `unavailable` when the node did
-// not answer.
-import { credentials, status, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
+// not answer. Blob transfers are gRPC streams exposed as async iterables, with flow control both
+// ways: a slow disk on the shard slows the reader of an upload, a slow HTTP client the download.
+import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import * as pb from '../../proto/gen/shard.js';
 import { ERRORS, SuggestError, fail, format, fromGrpcError } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
@@ -29,7 +30,16 @@ export interface GrpcClientPoolOptions {
   channelOptions?: ChannelOptions;
 }
 
-const METHODS: readonly ShardMethod[] = ['upsert', 'getDocument', 'deleteDocument', 'listDocuments', 'dropIndex', 'indexStats', 'query', 'partitionStats'];
+const METHODS: readonly ShardMethod[] = [
+  'upsert', 'getDocument', 'deleteDocument', 'listDocuments', 'dropIndex', 'indexStats', 'query', 'partitionStats',
+  'putBlob', 'getBlob', 'deleteBlob', 'startJob', 'cancelJob',
+];
+
+/**
+ * Deadlines that are not the per-call default: a blob stream lasts as long as the file takes to
+ * cross (a large upload over a slow client), and StartJob with `wait` runs a small job to its end.
+ */
+const LONG_DEADLINES: Partial<Record<ShardMethod, number>> = { putBlob: 60 * 60_000, getBlob: 60 * 60_000, startJob: 5 * 60_000 };
 
 interface UnaryDefinition<Req, Res> {
   readonly path: string;
@@ -73,13 +83,89 @@ class RemoteShard implements ShardApi {
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
     return this.call(S.partitionStats, this.deadlines.partitionStats, req);
   }
+  deleteBlob(req: pb.BlobRequest): Promise<pb.DeleteBlobResponse> {
+    return this.call(S.deleteBlob, this.deadlines.deleteBlob, req);
+  }
+  startJob(req: pb.JobRequest): Promise<pb.JobResponse> {
+    return this.call(S.startJob, this.deadlines.startJob, req);
+  }
+  cancelJob(req: pb.JobRequest): Promise<pb.JobResponse> {
+    return this.call(S.cancelJob, this.deadlines.cancelJob, req);
+  }
+
+  /** Client stream: chunks are written as the source yields them, waiting for HTTP/2 flow control. */
+  putBlob(chunks: AsyncIterable<pb.BlobChunk>): Promise<pb.BlobRef> {
+    const client = this.pick();
+    return new Promise<pb.BlobRef>((resolve, reject) => {
+      let settled = false;
+      let wake: (() => void) | null = null;
+      const finish = (err: SuggestError | null, res?: pb.BlobRef) => {
+        if (settled) return;
+        settled = true;
+        wake?.();
+        if (err) reject(err);
+        else resolve(res!);
+      };
+      const call: ClientWritableStream<pb.BlobChunk> = client.makeClientStreamRequest(
+        S.putBlob.path,
+        S.putBlob.requestSerialize,
+        S.putBlob.responseDeserialize,
+        new Metadata(),
+        { deadline: Date.now() + this.deadlines.putBlob },
+        (err, res) => {
+          if (err) finish(remoteError(err, this.address));
+          else if (res === undefined) finish(new SuggestError('internal', `${S.putBlob.path} answered without a message`));
+          else finish(null, res);
+        },
+      );
+      call.on('drain', () => wake?.());
+      void (async () => {
+        const it = chunks[Symbol.asyncIterator]();
+        try {
+          while (!settled) {
+            const next = await it.next();
+            if (next.done) break;
+            if (settled) break;
+            if (!call.write(next.value)) await new Promise<void>((r) => (wake = r));
+            wake = null;
+          }
+          if (!settled) call.end();
+          else await it.return?.();
+        } catch (err) {
+          // the source failed (client gone, too large): the shard must not keep a partial blob
+          call.cancel();
+          finish(err instanceof SuggestError ? err : new SuggestError('internal', String((err as Error)?.message ?? err), { cause: err }));
+        }
+      })();
+    });
+  }
+
+  /** Server stream; breaking out of the loop cancels the call. */
+  async *getBlob(req: pb.BlobRequest): AsyncIterable<pb.BlobChunk> {
+    const call = this.pick().makeServerStreamRequest(S.getBlob.path, S.getBlob.requestSerialize, S.getBlob.responseDeserialize, req, new Metadata(), {
+      deadline: Date.now() + this.deadlines.getBlob,
+    });
+    let complete = false;
+    try {
+      for await (const chunk of call as AsyncIterable<pb.BlobChunk>) yield chunk;
+      complete = true;
+    } catch (err) {
+      throw isServiceError(err) ? remoteError(err, this.address) : err;
+    } finally {
+      if (!complete) call.cancel();
+    }
+  }
 
   close(): void {
     for (const c of this.clients) c.close();
   }
 
+  private pick(): Client {
+    return this.clients.length === 1 ? this.clients[0]! : this.clients[this.turn++ % this.clients.length]!;
+  }
+
   private call<Req, Res>(def: UnaryDefinition<Req, Res>, deadlineMs: number, req: Req): Promise<Res> {
-    const client = this.clients.length === 1 ? this.clients[0]! : this.clients[this.turn++ % this.clients.length]!;
+    const client = this.pick();
     return new Promise<Res>((resolve, reject) => {
       client.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, { deadline: Date.now() + deadlineMs }, (err, res) => {
         if (err) reject(remoteError(err, this.address));
@@ -88,6 +174,10 @@ class RemoteShard implements ShardApi {
       });
     });
   }
+}
+
+function isServiceError(err: unknown): err is ServiceError {
+  return typeof err === 'object' && err !== null && typeof (err as ServiceError).code === 'number' && 'metadata' in err;
 }
 
 function remoteError(err: ServiceError, address: string): SuggestError {
@@ -111,7 +201,7 @@ export class GrpcClientPool implements ShardDirectory {
     this.resolve = options.resolve;
     const base = options.deadlineMs ?? 5_000;
     const deadlines = {} as Record<ShardMethod, number>;
-    for (const m of METHODS) deadlines[m] = options.deadlines?.[m] ?? base;
+    for (const m of METHODS) deadlines[m] = options.deadlines?.[m] ?? LONG_DEADLINES[m] ?? base;
     this.deadlines = deadlines;
     this.channels = Math.max(1, options.channelsPerAddress ?? 1);
     const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;

@@ -1,6 +1,7 @@
 // What a shard node offers its callers, whichever transport carries it: the gRPC client
 // (grpc-client-pool.ts) and the in-process transport of the single node implement the same
-// interface with the same generated message types.
+// interface with the same generated message types. Streaming calls are async iterables on both
+// sides, so a blob flows through the in-process transport exactly as it does over gRPC.
 import type * as pb from '../../proto/gen/shard.js';
 import type { NodeId } from './ids.js';
 
@@ -13,9 +14,24 @@ export interface ShardApi {
   indexStats(req: pb.IndexStatsRequest): Promise<pb.IndexStatsResponse>;
   query(req: pb.QueryRequest): Promise<pb.QueryResponse>;
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse>;
+  /** Stores a blob: the first chunk names it; durable (fsynced) when the promise resolves. */
+  putBlob(chunks: AsyncIterable<pb.BlobChunk>): Promise<pb.BlobRef>;
+  /** Reads a blob from `offset`; `file_not_found` when it does not exist. */
+  getBlob(req: pb.BlobRequest): AsyncIterable<pb.BlobChunk>;
+  deleteBlob(req: pb.BlobRequest): Promise<pb.DeleteBlobResponse>;
+  /** Runs the job whose record is in the coordinator, unless another runner holds its lease. */
+  startJob(req: pb.JobRequest): Promise<pb.JobResponse>;
+  /** Stops the runner of a job at its next batch. */
+  cancelJob(req: pb.JobRequest): Promise<pb.JobResponse>;
 }
 
 /** Finds the client for a shard node; throws `unavailable` when the node is not reachable. */
 export interface ShardDirectory {
   client(node: NodeId): ShardApi;
+  /**
+   * Every applied write to any index, reported after it is durable. Only a directory that sees
+   * every write (the single node's in-process transport) offers it; a router uses it to keep a
+   * response cache that never serves data older than the last write.
+   */
+  subscribeChanges?(listener: (tenantId: string, physicalIndexId: string) => void): () => void;
 }

@@ -11,7 +11,11 @@ import {
   type ChannelCredentials,
   Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
+  type ClientWritableStream,
+  type handleClientStreamingCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -134,6 +138,55 @@ export interface PartitionStat {
 export interface PartitionStatsResponse {
   nodeId: string;
   partitions: PartitionStat[];
+}
+
+/**
+ * One piece of a blob. The first message of a PutBlob stream names the blob (tenant_id, blob_id)
+ * and its size cap; later ones carry only data. GetBlob answers with data-only chunks.
+ */
+export interface BlobChunk {
+  tenantId: string;
+  blobId: string;
+  /** PutBlob: refuse the blob (payload_too_large) once it passes this many bytes (0 = no cap) */
+  maxBytes: number;
+  data: Buffer;
+}
+
+/** A blob written to disk and fsynced before this answer. */
+export interface BlobRef {
+  tenantId: string;
+  blobId: string;
+  size: number;
+  /** hex */
+  sha256: string;
+  nodeId: string;
+}
+
+export interface BlobRequest {
+  tenantId: string;
+  blobId: string;
+  /** GetBlob: start reading at this byte */
+  offset: number;
+}
+
+export interface DeleteBlobResponse {
+  deleted: boolean;
+}
+
+export interface JobRequest {
+  tenantId: string;
+  jobId: string;
+  /** StartJob: answer once the job has finished (small inputs run "immediately") */
+  wait: boolean;
+  /** CancelJob: stop the runner but leave the job queued for another attempt (stuck handling) */
+  requeue: boolean;
+}
+
+export interface JobResponse {
+  /** StartJob: the job runs (or ran) here; CancelJob: a runner of the job was stopped here */
+  accepted: boolean;
+  /** the job status after the call (after the run when `wait` was set); empty when unknown */
+  status: string;
 }
 
 function createBaseIndexRef(): IndexRef {
@@ -1793,6 +1846,666 @@ export const PartitionStatsResponse: MessageFns<PartitionStatsResponse> = {
   },
 };
 
+function createBaseBlobChunk(): BlobChunk {
+  return { tenantId: "", blobId: "", maxBytes: 0, data: Buffer.alloc(0) };
+}
+
+export const BlobChunk: MessageFns<BlobChunk> = {
+  encode(message: BlobChunk, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.blobId !== "") {
+      writer.uint32(18).string(message.blobId);
+    }
+    if (message.maxBytes !== 0) {
+      writer.uint32(24).uint64(message.maxBytes);
+    }
+    if (message.data.length !== 0) {
+      writer.uint32(34).bytes(message.data);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BlobChunk {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBlobChunk();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.blobId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.data = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BlobChunk {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      blobId: isSet(object.blobId)
+        ? globalThis.String(object.blobId)
+        : isSet(object.blob_id)
+        ? globalThis.String(object.blob_id)
+        : "",
+      maxBytes: isSet(object.maxBytes)
+        ? globalThis.Number(object.maxBytes)
+        : isSet(object.max_bytes)
+        ? globalThis.Number(object.max_bytes)
+        : 0,
+      data: isSet(object.data) ? Buffer.from(bytesFromBase64(object.data)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: BlobChunk): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.blobId !== "") {
+      obj.blobId = message.blobId;
+    }
+    if (message.maxBytes !== 0) {
+      obj.maxBytes = Math.round(message.maxBytes);
+    }
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BlobChunk>, I>>(base?: I): BlobChunk {
+    return BlobChunk.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BlobChunk>, I>>(object: I): BlobChunk {
+    const message = createBaseBlobChunk();
+    message.tenantId = object.tenantId ?? "";
+    message.blobId = object.blobId ?? "";
+    message.maxBytes = object.maxBytes ?? 0;
+    message.data = object.data ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseBlobRef(): BlobRef {
+  return { tenantId: "", blobId: "", size: 0, sha256: "", nodeId: "" };
+}
+
+export const BlobRef: MessageFns<BlobRef> = {
+  encode(message: BlobRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.blobId !== "") {
+      writer.uint32(18).string(message.blobId);
+    }
+    if (message.size !== 0) {
+      writer.uint32(24).uint64(message.size);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(34).string(message.sha256);
+    }
+    if (message.nodeId !== "") {
+      writer.uint32(42).string(message.nodeId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BlobRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBlobRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.blobId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.size = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.nodeId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BlobRef {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      blobId: isSet(object.blobId)
+        ? globalThis.String(object.blobId)
+        : isSet(object.blob_id)
+        ? globalThis.String(object.blob_id)
+        : "",
+      size: isSet(object.size) ? globalThis.Number(object.size) : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+      nodeId: isSet(object.nodeId)
+        ? globalThis.String(object.nodeId)
+        : isSet(object.node_id)
+        ? globalThis.String(object.node_id)
+        : "",
+    };
+  },
+
+  toJSON(message: BlobRef): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.blobId !== "") {
+      obj.blobId = message.blobId;
+    }
+    if (message.size !== 0) {
+      obj.size = Math.round(message.size);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    if (message.nodeId !== "") {
+      obj.nodeId = message.nodeId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BlobRef>, I>>(base?: I): BlobRef {
+    return BlobRef.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BlobRef>, I>>(object: I): BlobRef {
+    const message = createBaseBlobRef();
+    message.tenantId = object.tenantId ?? "";
+    message.blobId = object.blobId ?? "";
+    message.size = object.size ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    message.nodeId = object.nodeId ?? "";
+    return message;
+  },
+};
+
+function createBaseBlobRequest(): BlobRequest {
+  return { tenantId: "", blobId: "", offset: 0 };
+}
+
+export const BlobRequest: MessageFns<BlobRequest> = {
+  encode(message: BlobRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.blobId !== "") {
+      writer.uint32(18).string(message.blobId);
+    }
+    if (message.offset !== 0) {
+      writer.uint32(24).uint64(message.offset);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BlobRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBlobRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.blobId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.offset = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BlobRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      blobId: isSet(object.blobId)
+        ? globalThis.String(object.blobId)
+        : isSet(object.blob_id)
+        ? globalThis.String(object.blob_id)
+        : "",
+      offset: isSet(object.offset) ? globalThis.Number(object.offset) : 0,
+    };
+  },
+
+  toJSON(message: BlobRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.blobId !== "") {
+      obj.blobId = message.blobId;
+    }
+    if (message.offset !== 0) {
+      obj.offset = Math.round(message.offset);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BlobRequest>, I>>(base?: I): BlobRequest {
+    return BlobRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BlobRequest>, I>>(object: I): BlobRequest {
+    const message = createBaseBlobRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.blobId = object.blobId ?? "";
+    message.offset = object.offset ?? 0;
+    return message;
+  },
+};
+
+function createBaseDeleteBlobResponse(): DeleteBlobResponse {
+  return { deleted: false };
+}
+
+export const DeleteBlobResponse: MessageFns<DeleteBlobResponse> = {
+  encode(message: DeleteBlobResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deleted !== false) {
+      writer.uint32(8).bool(message.deleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteBlobResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteBlobResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.deleted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteBlobResponse {
+    return { deleted: isSet(object.deleted) ? globalThis.Boolean(object.deleted) : false };
+  },
+
+  toJSON(message: DeleteBlobResponse): unknown {
+    const obj: any = {};
+    if (message.deleted !== false) {
+      obj.deleted = message.deleted;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteBlobResponse>, I>>(base?: I): DeleteBlobResponse {
+    return DeleteBlobResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteBlobResponse>, I>>(object: I): DeleteBlobResponse {
+    const message = createBaseDeleteBlobResponse();
+    message.deleted = object.deleted ?? false;
+    return message;
+  },
+};
+
+function createBaseJobRequest(): JobRequest {
+  return { tenantId: "", jobId: "", wait: false, requeue: false };
+}
+
+export const JobRequest: MessageFns<JobRequest> = {
+  encode(message: JobRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(18).string(message.jobId);
+    }
+    if (message.wait !== false) {
+      writer.uint32(24).bool(message.wait);
+    }
+    if (message.requeue !== false) {
+      writer.uint32(32).bool(message.requeue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.wait = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.requeue = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JobRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      wait: isSet(object.wait) ? globalThis.Boolean(object.wait) : false,
+      requeue: isSet(object.requeue) ? globalThis.Boolean(object.requeue) : false,
+    };
+  },
+
+  toJSON(message: JobRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.wait !== false) {
+      obj.wait = message.wait;
+    }
+    if (message.requeue !== false) {
+      obj.requeue = message.requeue;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JobRequest>, I>>(base?: I): JobRequest {
+    return JobRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JobRequest>, I>>(object: I): JobRequest {
+    const message = createBaseJobRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.jobId = object.jobId ?? "";
+    message.wait = object.wait ?? false;
+    message.requeue = object.requeue ?? false;
+    return message;
+  },
+};
+
+function createBaseJobResponse(): JobResponse {
+  return { accepted: false, status: "" };
+}
+
+export const JobResponse: MessageFns<JobResponse> = {
+  encode(message: JobResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accepted !== false) {
+      writer.uint32(8).bool(message.accepted);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.accepted = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JobResponse {
+    return {
+      accepted: isSet(object.accepted) ? globalThis.Boolean(object.accepted) : false,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+    };
+  },
+
+  toJSON(message: JobResponse): unknown {
+    const obj: any = {};
+    if (message.accepted !== false) {
+      obj.accepted = message.accepted;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JobResponse>, I>>(base?: I): JobResponse {
+    return JobResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JobResponse>, I>>(object: I): JobResponse {
+    const message = createBaseJobResponse();
+    message.accepted = object.accepted ?? false;
+    message.status = object.status ?? "";
+    return message;
+  },
+};
+
 export type ShardServiceService = typeof ShardServiceService;
 export const ShardServiceService = {
   upsert: {
@@ -1871,6 +2584,51 @@ export const ShardServiceService = {
       Buffer.from(PartitionStatsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PartitionStatsResponse => PartitionStatsResponse.decode(value),
   },
+  putBlob: {
+    path: "/suggest.shard.v1.ShardService/PutBlob" as const,
+    requestStream: true as const,
+    responseStream: false as const,
+    requestSerialize: (value: BlobChunk): Buffer => Buffer.from(BlobChunk.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BlobChunk => BlobChunk.decode(value),
+    responseSerialize: (value: BlobRef): Buffer => Buffer.from(BlobRef.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BlobRef => BlobRef.decode(value),
+  },
+  getBlob: {
+    path: "/suggest.shard.v1.ShardService/GetBlob" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: BlobRequest): Buffer => Buffer.from(BlobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BlobRequest => BlobRequest.decode(value),
+    responseSerialize: (value: BlobChunk): Buffer => Buffer.from(BlobChunk.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BlobChunk => BlobChunk.decode(value),
+  },
+  deleteBlob: {
+    path: "/suggest.shard.v1.ShardService/DeleteBlob" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BlobRequest): Buffer => Buffer.from(BlobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BlobRequest => BlobRequest.decode(value),
+    responseSerialize: (value: DeleteBlobResponse): Buffer => Buffer.from(DeleteBlobResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteBlobResponse => DeleteBlobResponse.decode(value),
+  },
+  startJob: {
+    path: "/suggest.shard.v1.ShardService/StartJob" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: JobRequest): Buffer => Buffer.from(JobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): JobRequest => JobRequest.decode(value),
+    responseSerialize: (value: JobResponse): Buffer => Buffer.from(JobResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): JobResponse => JobResponse.decode(value),
+  },
+  cancelJob: {
+    path: "/suggest.shard.v1.ShardService/CancelJob" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: JobRequest): Buffer => Buffer.from(JobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): JobRequest => JobRequest.decode(value),
+    responseSerialize: (value: JobResponse): Buffer => Buffer.from(JobResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): JobResponse => JobResponse.decode(value),
+  },
 } as const;
 
 export interface ShardServiceServer extends UntypedServiceImplementation {
@@ -1882,6 +2640,11 @@ export interface ShardServiceServer extends UntypedServiceImplementation {
   indexStats: handleUnaryCall<IndexStatsRequest, IndexStatsResponse>;
   query: handleUnaryCall<QueryRequest, QueryResponse>;
   partitionStats: handleUnaryCall<PartitionStatsRequest, PartitionStatsResponse>;
+  putBlob: handleClientStreamingCall<BlobChunk, BlobRef>;
+  getBlob: handleServerStreamingCall<BlobRequest, BlobChunk>;
+  deleteBlob: handleUnaryCall<BlobRequest, DeleteBlobResponse>;
+  startJob: handleUnaryCall<JobRequest, JobResponse>;
+  cancelJob: handleUnaryCall<JobRequest, JobResponse>;
 }
 
 export interface ShardServiceClient extends Client {
@@ -2004,6 +2767,64 @@ export interface ShardServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PartitionStatsResponse) => void,
+  ): ClientUnaryCall;
+  putBlob(callback: (error: ServiceError | null, response: BlobRef) => void): ClientWritableStream<BlobChunk>;
+  putBlob(
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BlobRef) => void,
+  ): ClientWritableStream<BlobChunk>;
+  putBlob(
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BlobRef) => void,
+  ): ClientWritableStream<BlobChunk>;
+  putBlob(
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BlobRef) => void,
+  ): ClientWritableStream<BlobChunk>;
+  getBlob(request: BlobRequest, options?: Partial<CallOptions>): ClientReadableStream<BlobChunk>;
+  getBlob(request: BlobRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<BlobChunk>;
+  deleteBlob(
+    request: BlobRequest,
+    callback: (error: ServiceError | null, response: DeleteBlobResponse) => void,
+  ): ClientUnaryCall;
+  deleteBlob(
+    request: BlobRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteBlobResponse) => void,
+  ): ClientUnaryCall;
+  deleteBlob(
+    request: BlobRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteBlobResponse) => void,
+  ): ClientUnaryCall;
+  startJob(request: JobRequest, callback: (error: ServiceError | null, response: JobResponse) => void): ClientUnaryCall;
+  startJob(
+    request: JobRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: JobResponse) => void,
+  ): ClientUnaryCall;
+  startJob(
+    request: JobRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: JobResponse) => void,
+  ): ClientUnaryCall;
+  cancelJob(
+    request: JobRequest,
+    callback: (error: ServiceError | null, response: JobResponse) => void,
+  ): ClientUnaryCall;
+  cancelJob(
+    request: JobRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: JobResponse) => void,
+  ): ClientUnaryCall;
+  cancelJob(
+    request: JobRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: JobResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -88,6 +88,7 @@ export function indexRoutes(deps: RouterDeps): Route[] {
       handler(req) {
         const t = tenantOf(req);
         const { index_id, name } = req.body;
+        const parts = req.body.parts ?? 1;
         // One creation at a time per tenant on this router keeps the plan count exact here.
         return data.serialize(t.id, '\0create-index', async () => {
           const existing = await coordinator.listIndexes(t.id);
@@ -100,7 +101,7 @@ export function indexRoutes(deps: RouterDeps): Route[] {
             tenant_id: t.id,
             physical_index_id: PhysicalIndexId(newPhysicalId(index_id)),
             index_id: IndexId(index_id),
-            parts: 1,
+            parts,
             created_at: now,
           };
           const rec: IndexRecord = {

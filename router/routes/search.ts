@@ -1,12 +1,12 @@
-// Query surfaces: typeahead and autocomplete (GET and QUERY) and predict. Parameters, tenant,
-// index and plan gates are enforced now; answering needs the engine's scatter-gather query
-// contract (QueryRequest payload and partial top-k result) and answers 501 until it lands.
+// Query surfaces: typeahead and autocomplete (GET and QUERY) answered by the search service
+// (scatter-gather over the index's parts), and predict (501 until the prediction capability).
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import { issuesOf } from '../request-validator.js';
 import { defineRoute, type Req, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
+import type { SearchKind } from '../search-service.js';
 import {
   AutocompleteResponse,
   Filters,
@@ -25,7 +25,7 @@ import { tenantOf } from './common.js';
 
 const tags = ['search'];
 const filtersCheck = TypeCompiler.Compile(Filters);
-const MISSING = 'Answering queries (the engine\'s scatter-gather query contract)';
+const MISSING = 'Next-action prediction';
 
 const Flag = (description: string) => Type.Boolean({ default: false, description });
 const BypassHeader = Type.Object({ 'X-Bypass-Cache': Type.Optional(Type.String({ maxLength: 16, description: 'Any value skips cached responses.' })) });
@@ -65,13 +65,15 @@ export function parseFilters(raw: string | undefined): Static<typeof Filters> | 
 }
 
 /** Checks that the index exists for the tenant, then answers 501. */
-async function answer(deps: RouterDeps, req: Req, index: string): Promise<never> {
+async function pending(deps: RouterDeps, req: Req, index: string): Promise<never> {
   await deps.data.resolve(tenantOf(req).id, index);
   return fail('not_implemented', { feature: MISSING });
 }
 
+const bypassed = (flag: boolean, header: string | undefined) => flag || (header !== undefined && header !== '' && header !== '0' && header.toLowerCase() !== 'false');
+
 export function searchRoutes(deps: RouterDeps): Route[] {
-  const queryMethod = (path: string, operationId: string, summary: string, response: typeof TypeaheadResponse) =>
+  const queryMethod = (kind: SearchKind, path: string, operationId: string, summary: string, response: typeof TypeaheadResponse) =>
     defineRoute({
       method: 'QUERY',
       path,
@@ -85,8 +87,9 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       tenant: true,
       body: QueryMethodBody,
       response: { description: 'Suggestions.', schema: response },
-      errors: ['index_not_found', 'not_implemented', 'unavailable'],
-      handler: (req) => answer(deps, req, req.body.index ?? 'default'),
+      errors: ['index_not_found', 'unavailable'],
+      handler: (req) =>
+        deps.search.search({ kind, tenant: tenantOf(req).id, index: req.body.index ?? 'default', query: req.body.query, limit: req.body.limit ?? 10 }),
     });
 
   return [
@@ -101,10 +104,18 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       query: TypeaheadQuery,
       headers: BypassHeader,
       response: { description: 'Suggestions (`{id, type, title, score}`).', schema: TypeaheadResponse },
-      errors: ['index_not_found', 'not_implemented', 'unavailable'],
-      handler: (req) => answer(deps, req, req.query.index),
+      errors: ['index_not_found', 'unavailable'],
+      handler: (req) =>
+        deps.search.search({
+          kind: 'typeahead',
+          tenant: tenantOf(req).id,
+          index: req.query.index,
+          query: req.query.query,
+          limit: req.query.limit,
+          bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
+        }),
     }),
-    queryMethod('/v1/typeahead', 'typeaheadQuery', 'Prefix suggestions (QUERY method)', TypeaheadResponse),
+    queryMethod('typeahead', '/v1/typeahead', 'typeaheadQuery', 'Prefix suggestions (QUERY method)', TypeaheadResponse),
 
     defineRoute({
       method: 'GET',
@@ -118,14 +129,26 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       query: AutocompleteQuery,
       headers: BypassHeader,
       response: { description: 'Suggestions.', schema: AutocompleteResponse },
-      errors: ['index_not_found', 'plan_required', 'not_implemented', 'unavailable'],
+      errors: ['index_not_found', 'plan_required', 'unavailable'],
       handler(req) {
-        parseFilters(req.query.filters);
+        const filters = parseFilters(req.query.filters);
         if (req.query.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
-        return answer(deps, req, req.query.index);
+        return deps.search.search({
+          kind: 'autocomplete',
+          tenant: tenantOf(req).id,
+          index: req.query.index,
+          query: req.query.query,
+          limit: req.query.limit,
+          mode: req.query.mode,
+          filters,
+          debug: req.query.debug,
+          profile: req.query.profile,
+          bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
+          userId: req.query.user_id,
+        });
       },
     }),
-    queryMethod('/v1/autocomplete', 'autocompleteQuery', 'Ranked suggestions (QUERY method)', AutocompleteResponse),
+    queryMethod('autocomplete', '/v1/autocomplete', 'autocompleteQuery', 'Ranked suggestions (QUERY method)', AutocompleteResponse),
 
     defineRoute({
       method: 'POST',
@@ -143,7 +166,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       errors: ['index_not_found', 'plan_required', 'not_implemented', 'unavailable'],
       handler(req) {
         if (req.body.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
-        return answer(deps, req, req.body.index ?? 'default');
+        return pending(deps, req, req.body.index ?? 'default');
       },
     }),
   ];

@@ -1,0 +1,317 @@
+// Load test driver: runs a workload (loadtest/workloads/*.json) against a target and, side by
+// side in the same invocation, against one or more baselines: warm-up per server, then
+// alternating measured rounds (baseline, target, baseline, target, ...) so slow drifts of the
+// machine hit both alike. Reports 2xx throughput and latency percentiles per server and the
+// ratios target/baseline; writes everything to a JSON file under loadtest/results/.
+//
+//   node dist/loadtest/run-load.js --workload loadtest/workloads/typeahead-keystrokes.json
+//        (--target http://127.0.0.1:PORT --key KEY | --target spawn:fastify-flexsearch | --spawn-single-node)
+//        [--index products] [--baseline bare-uws,fastify-flexsearch] [--out loadtest/results/x.json]
+//        [--duration S] [--warmup S] [--rounds N] [--connections N]
+//        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
+// See loadtest/README.md.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadCatalog, parseCatalogSources } from './data/catalog.js';
+import { REPO_ROOT } from './data/data-files.js';
+import { suggestContractProblems } from './load/contract-check.js';
+import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
+import { runRound, type RoundResult } from './load/load-round.js';
+import { provisionIndex, waitSearchable } from './load/provision-service.js';
+import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
+import { loadWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
+
+const { values } = parseArgs({
+  options: {
+    workload: { type: 'string' },
+    target: { type: 'string' },
+    'spawn-single-node': { type: 'boolean', default: false },
+    key: { type: 'string' },
+    index: { type: 'string', default: 'products' },
+    baseline: { type: 'string' },
+    out: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    rounds: { type: 'string' },
+    connections: { type: 'string' },
+    provision: { type: 'boolean', default: false },
+    'admin-key': { type: 'string' },
+    catalog: { type: 'string', default: 'bestbuy,homedepot' },
+    'allow-errors': { type: 'boolean', default: false },
+    echo: { type: 'boolean', default: false },
+  },
+});
+
+const log = (line: string) => process.stderr.write(`[run-load] ${line}\n`);
+const usage = (msg: string): never => {
+  process.stderr.write(`${msg}\nsee loadtest/README.md for usage\n`);
+  process.exit(2);
+};
+
+interface Server {
+  role: 'target' | 'baseline';
+  name: string;
+  url: string;
+  key: string;
+  /** how it was started: a URL given, a spawned baseline, a spawned single node */
+  origin: string;
+  info?: Record<string, unknown>;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+async function cleanup() {
+  while (cleanups.length) await cleanups.pop()!().catch((e: unknown) => log(`cleanup: ${String(e)}`));
+}
+process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+
+function applyOverrides(w: Workload): Workload {
+  const int = (v: string | undefined, name: string) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) usage(`--${name} must be a non-negative integer`);
+    return n;
+  };
+  return {
+    ...w,
+    duration_s: int(values.duration, 'duration') ?? w.duration_s,
+    warmup_s: int(values.warmup, 'warmup') ?? w.warmup_s,
+    rounds: int(values.rounds, 'rounds') ?? w.rounds,
+    connections: int(values.connections, 'connections') ?? w.connections,
+  };
+}
+
+async function setUpTarget(w: Workload, index: string): Promise<Server> {
+  const catalog = () => loadCatalog(parseCatalogSources(values.catalog));
+  // searchable once the first word of a loaded title finds something
+  const probeFor = (docs: { title: string }[]) => requestPath(w, docs[0]?.title.split(' ')[0] ?? 'a', index);
+  if (values['spawn-single-node']) {
+    const { startSingleNode } = await import('../node/runtime/process-harness.js');
+    log('starting a single node');
+    const node = await startSingleNode({ echo: values.echo });
+    cleanups.push(() => node.stop());
+    const docs = catalog();
+    const p = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'loadtest', indexId: index, docs, log });
+    await waitSearchable(node.baseUrl, p.publicKey, probeFor(docs));
+    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
+  }
+  const target = values.target ?? usage('give --target URL, --target spawn:NAME or --spawn-single-node');
+  if (target.startsWith('spawn:')) {
+    const name = parseBaselineName(target.slice('spawn:'.length));
+    const key = values.key ?? 'loadtest-key';
+    const s = await spawnBaseline(name, ['--index', index, '--key', key, '--catalog', values.catalog]);
+    cleanups.push(() => s.stop());
+    return { role: 'target', name, url: s.url, key, origin: 'spawned baseline', info: s.ready };
+  }
+  if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(target)) usage('--target must be a loopback URL such as http://127.0.0.1:8080');
+  const baseUrl = target.replace(/\/$/, '');
+  if (values.provision) {
+    const adminKey = values['admin-key'] ?? usage('--provision needs --admin-key');
+    const docs = catalog();
+    const p = await provisionIndex({ baseUrl, adminKey, tenantId: 'loadtest', indexId: index, docs, log });
+    await waitSearchable(baseUrl, p.publicKey, probeFor(docs));
+    return { role: 'target', name: 'suggest', url: baseUrl, key: p.publicKey, origin: 'given URL, provisioned', info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
+  }
+  return { role: 'target', name: 'suggest', url: baseUrl, key: values.key ?? usage('--target URL needs --key'), origin: 'given URL' };
+}
+
+interface Preflight {
+  status_counts: Record<string, number>;
+  problems: string[];
+  mean_body_bytes: number;
+  mean_suggestions: number;
+}
+
+/** A few real requests before any load: statuses, contract, body size. */
+async function preflight(s: Server, w: Workload, paths: readonly string[]): Promise<Preflight> {
+  const sample = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => paths[Math.floor((i * paths.length) / 8)]!);
+  const statusCounts: Record<string, number> = {};
+  const problems: string[] = [];
+  let bytes = 0;
+  let suggestions = 0;
+  for (const p of sample) {
+    const res = await fetch(s.url + p, { headers: { 'x-api-key': s.key } });
+    const text = await res.text();
+    statusCounts[res.status] = (statusCounts[res.status] ?? 0) + 1;
+    bytes += Buffer.byteLength(text);
+    if (res.status !== 200) {
+      problems.push(`${p} -> ${res.status} ${text.slice(0, 200)}`);
+      continue;
+    }
+    const body = JSON.parse(text) as { suggestions?: unknown[] };
+    suggestions += body.suggestions?.length ?? 0;
+    for (const problem of suggestContractProblems(body, w.route)) problems.push(`${p}: ${problem}`);
+  }
+  return { status_counts: statusCounts, problems, mean_body_bytes: bytes / sample.length, mean_suggestions: suggestions / sample.length };
+}
+
+type RunRecord = Omit<RoundResult, 'stats'>;
+interface ServerTotals {
+  rounds: RunRecord[];
+  stats: LatencyStats;
+  ok: number;
+  elapsed: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+const fmt = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length === 0 ? Number.NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+async function main() {
+  const workloadFile = values.workload ?? usage('--workload FILE is required');
+  const w = applyOverrides(loadWorkload(workloadFile));
+  const index = values.index;
+  log(`building the request stream of ${w.name}`);
+  const queries = workloadQueries(w);
+  const paths = queries.map((q) => requestPath(w, q, index));
+  log(`${paths.length} requests from ${w.source.kind === 'keystrokes' ? `${w.source.sessions} typed queries` : `${w.source.count} queries`}`);
+
+  const servers: Server[] = [];
+  for (const name of (values.baseline ?? '').split(',').filter(Boolean)) {
+    const b = parseBaselineName(name);
+    const key = values.key ?? 'loadtest-key';
+    log(`starting baseline ${b}`);
+    const s = await spawnBaseline(b, ['--index', index, '--key', key, '--catalog', values.catalog]);
+    cleanups.push(() => s.stop());
+    servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', info: s.ready });
+  }
+  const target = await setUpTarget(w, index);
+  servers.push(target);
+
+  const preflights = new Map<Server, Preflight>();
+  for (const s of servers) {
+    const p = await preflight(s, w, paths);
+    preflights.set(s, p);
+    log(`${s.name} preflight: statuses ${JSON.stringify(p.status_counts)}, ${fmt(p.mean_body_bytes, 0)} bytes and ${fmt(p.mean_suggestions, 1)} suggestions per answer`);
+    if (p.problems.length) {
+      for (const problem of p.problems.slice(0, 5)) log(`  ${problem}`);
+      if (!values['allow-errors']) throw new Error(`${s.name} does not answer the workload correctly (rerun with --allow-errors to measure anyway)`);
+    }
+  }
+
+  const runOpts = (s: Server, startAt: number, durationS: number) => ({
+    url: s.url,
+    paths,
+    startAt,
+    headers: { 'x-api-key': s.key, ...w.headers },
+    connections: w.connections,
+    pipelining: w.pipelining,
+    durationS,
+    timeoutS: w.timeout_s,
+  });
+  if (w.warmup_s > 0) {
+    for (const s of servers) {
+      log(`warm-up ${s.name} ${w.warmup_s} s`);
+      await runRound(runOpts(s, 0, w.warmup_s));
+    }
+  }
+
+  const totals = new Map<Server, ServerTotals>(servers.map((s) => [s, { rounds: [], stats: new LatencyStats(), ok: 0, elapsed: 0, non2xx: 0, errors: 0, timeouts: 0 }]));
+  // every server starts a round at the same place in the stream, so all see the same prefixes
+  const stride = Math.floor(paths.length / (w.rounds + 1));
+  for (let r = 0; r < w.rounds; r++) {
+    for (const s of servers) {
+      const res = await runRound(runOpts(s, (r + 1) * stride, w.duration_s));
+      const t = totals.get(s)!;
+      const { stats, ...record } = res;
+      t.rounds.push(record);
+      t.stats.addAll(stats);
+      t.ok += res.ok;
+      t.elapsed += res.elapsed_s;
+      t.non2xx += res.non2xx;
+      t.errors += res.errors;
+      t.timeouts += res.timeouts;
+      log(`round ${r + 1}/${w.rounds} ${s.name}: ${fmt(res.rps, 0)} req/s, p50 ${fmt(res.latency.p50_ms, 3)} ms, p99 ${fmt(res.latency.p99_ms, 3)} ms, non-2xx ${res.non2xx}, errors ${res.errors}`);
+    }
+  }
+
+  const summaries = servers.map((s) => {
+    const t = totals.get(s)!;
+    return { server: s, rps: t.ok / t.elapsed, latency: t.stats.summary(), t };
+  });
+  const tgt = summaries.find((x) => x.server === target)!;
+  const latencyRatio = (a: LatencySummary, b: LatencySummary) => ({
+    p50: a.p50_ms / b.p50_ms,
+    p90: a.p90_ms / b.p90_ms,
+    p99: a.p99_ms / b.p99_ms,
+    p999: a.p999_ms / b.p999_ms,
+  });
+  const comparisons = summaries
+    .filter((x) => x.server.role === 'baseline')
+    .map((b) => {
+      const perRound = tgt.t.rounds.map((tr, i) => tr.rps / b.t.rounds[i]!.rps);
+      return {
+        baseline: b.server.name,
+        throughput_ratio: tgt.rps / b.rps,
+        per_round_throughput_ratio: perRound,
+        per_round_throughput_ratio_median: median(perRound),
+        latency_ratio: latencyRatio(tgt.latency, b.latency),
+      };
+    });
+
+  // the report
+  const lines = [
+    '',
+    `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs`,
+    '',
+    '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | non-2xx | errors | timeouts |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...summaries.map(
+      (x) =>
+        `| ${x.server.name} | ${x.server.role} | ${fmt(x.rps, 0)} | ${fmt(x.latency.p50_ms, 3)} | ${fmt(x.latency.p90_ms, 3)} | ${fmt(x.latency.p99_ms, 3)} | ${fmt(x.latency.p999_ms, 3)} | ${x.t.non2xx} | ${x.t.errors} | ${x.t.timeouts} |`,
+    ),
+    '',
+    ...comparisons.map(
+      (c) =>
+        `${target.name} / ${c.baseline}: throughput x${fmt(c.throughput_ratio)} (per round ${c.per_round_throughput_ratio.map((x) => fmt(x)).join(', ')}), ` +
+        `latency p50 x${fmt(c.latency_ratio.p50)}, p90 x${fmt(c.latency_ratio.p90)}, p99 x${fmt(c.latency_ratio.p99)}, p99.9 x${fmt(c.latency_ratio.p999)}`,
+    ),
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+
+  const out = values.out ?? path.join(REPO_ROOT, 'loadtest', 'results', `${w.name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+  const result = {
+    kind: 'load',
+    workload: w,
+    workload_file: workloadFile,
+    index,
+    requests_in_stream: paths.length,
+    finished_at: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg() },
+    servers: summaries.map((x) => ({
+      name: x.server.name,
+      role: x.server.role,
+      origin: x.server.origin,
+      info: x.server.info ?? null,
+      preflight: preflights.get(x.server),
+      rps: x.rps,
+      latency: x.latency,
+      ok: x.t.ok,
+      non2xx: x.t.non2xx,
+      errors: x.t.errors,
+      timeouts: x.t.timeouts,
+      rounds: x.t.rounds,
+    })),
+    comparisons,
+  };
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  log(`wrote ${path.relative(process.cwd(), path.resolve(out))}`);
+}
+
+try {
+  await main();
+} catch (err) {
+  log(err instanceof Error ? err.message : String(err));
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}

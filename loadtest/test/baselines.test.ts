@@ -1,0 +1,78 @@
+// The baseline servers as real processes (compiled: `npx tsc -p tsconfig.json` first, as the
+// project's test command does), and one short autocannon round through the driver's code.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { suggestContractProblems } from '../load/contract-check.js';
+import { runRound } from '../load/load-round.js';
+import { spawnBaseline, type SpawnedServer } from '../load/spawned-server.js';
+
+let bare: SpawnedServer;
+let fastify: SpawnedServer;
+const KEY = 'test-key';
+
+beforeAll(async () => {
+  [bare, fastify] = await Promise.all([
+    spawnBaseline('bare-uws', ['--index', 'products']),
+    spawnBaseline('fastify-flexsearch', ['--index', 'products', '--key', KEY, '--catalog', 'bestbuy']),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([bare?.stop(), fastify?.stop()]);
+});
+
+const get = async (s: SpawnedServer, path: string, key: string | null = KEY) => {
+  const res = await fetch(s.url + path, { headers: key === null ? {} : { 'x-api-key': key } });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+describe('bare-uws baseline', () => {
+  it('answers any request with the fixed typeahead-sized body', async () => {
+    const r = await get(bare, '/v1/typeahead?query=x&index=products');
+    expect(r.status).toBe(200);
+    expect(suggestContractProblems(r.body, '/v1/typeahead')).toEqual([]);
+    expect((r.body['suggestions'] as unknown[]).length).toBe(10);
+    expect(bare.ready['body_bytes']).toBeGreaterThan(1000);
+  });
+});
+
+describe('fastify-flexsearch baseline', () => {
+  it('answers typeahead and autocomplete in the contract shape', async () => {
+    const t = await get(fastify, '/v1/typeahead?query=samsung%20gal&index=products&limit=5');
+    expect(t.status).toBe(200);
+    expect(suggestContractProblems(t.body, '/v1/typeahead')).toEqual([]);
+    const titles = (t.body['suggestions'] as { title: string }[]).map((s) => s.title);
+    expect(titles.length).toBe(5);
+    expect(titles.every((x) => /samsung/i.test(x) && /galaxy/i.test(x))).toBe(true);
+    const a = await get(fastify, '/v1/autocomplete?query=lenovo%20ada&index=products&mode=fts_only');
+    expect(a.status).toBe(200);
+    expect(suggestContractProblems(a.body, '/v1/autocomplete')).toEqual([]);
+    expect((a.body['suggestions'] as { price: unknown }[])[0]?.price).toEqual(expect.any(Number));
+  });
+
+  it('refuses what the service refuses', async () => {
+    expect((await get(fastify, '/v1/typeahead?query=&index=products')).status).toBe(422);
+    expect((await get(fastify, '/v1/typeahead?query=a&index=products&limit=51')).status).toBe(422);
+    expect((await get(fastify, '/v1/typeahead?query=a&index=other')).status).toBe(404);
+    expect((await get(fastify, '/v1/typeahead?query=a&index=products', null)).status).toBe(401);
+    expect((await get(fastify, '/v1/typeahead?query=a&index=products', 'wrong')).status).toBe(401);
+  });
+});
+
+describe('load round', () => {
+  it('cycles the given paths and records every 2xx latency', async () => {
+    const paths = ['/v1/typeahead?query=a', '/v1/typeahead?query=ab'];
+    const r = await runRound({ url: bare.url, paths, startAt: 1, headers: { 'x-api-key': KEY }, connections: 2, pipelining: 1, durationS: 1, timeoutS: 5 });
+    expect(r.ok).toBeGreaterThan(100);
+    expect(r.stats.count).toBe(r.ok);
+    expect(r.non2xx).toBe(0);
+    expect(r.rps).toBeGreaterThan(100);
+    expect(r.latency.p50_ms).toBeGreaterThan(0);
+    expect(r.latency.p50_ms).toBeLessThanOrEqual(r.latency.p99_ms);
+  });
+
+  it('counts non-2xx answers apart', async () => {
+    const r = await runRound({ url: fastify.url, paths: ['/v1/typeahead?query=a&index=products'], startAt: 0, headers: { 'x-api-key': 'wrong' }, connections: 1, pipelining: 1, durationS: 1, timeoutS: 5 });
+    expect(r.ok).toBe(0);
+    expect(r.status_counts['401']).toBeGreaterThan(0);
+    expect(r.non2xx).toBe(r.status_counts['401']);
+  });
+});

@@ -1,0 +1,59 @@
+// Text normalization shared by the router (normalized_query) and the search engine (indexing and
+// query analysis). Owns: Unicode NFKC, case folding, diacritic folding, and the canonical
+// spelling of punctuation that the tokenizer relies on. Dependency-free and allocation-light
+// because it runs on every keystroke.
+
+// Marks that make no difference to a shopper: trademark signs would otherwise become letters
+// under NFKC ("Insignia™" -> "insigniatm").
+const DROPPED = /[\u2122\u00ae\u00a9\u2120]/g;
+
+// A few HTML entities that product feeds carry escaped ("Briggs &amp; Stratton").
+const ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>', nbsp: ' ', '#39': "'", '#34': '"' };
+const ENTITY = /&(amp|quot|apos|lt|gt|nbsp|#39|#34);/g;
+
+// Generic combining diacritics only. Script-specific marks (Devanagari vowel signs, Japanese
+// dakuten, Hebrew points...) change the letter and are kept, so non-Latin scripts stay intact.
+const DIACRITICS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
+
+// Letters that NFD does not decompose but that users type without their stroke or ligature.
+const LETTERS: Record<string, string> = {
+  ß: 'ss', ẞ: 'ss', ς: 'σ', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ð: 'd', þ: 'th', ł: 'l', ı: 'i', ħ: 'h', ŀ: 'l', ſ: 's',
+};
+const SPECIAL_LETTERS = /[ßẞςæœøđðþłıħŀſ]/g;
+
+// Typographic variants folded to the ASCII character the tokenizer understands.
+const PUNCT: Record<string, string> = {
+  '\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'", '\u00b4': "'", '\u0060': "'",
+  '\u201c': '"', '\u201d': '"', '\u201e': '"', '\u2033': '"', '\u00ab': '"', '\u00bb': '"',
+  '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u2015': '-', '\u2212': '-',
+  '\u2044': '/', '\u2215': '/',
+};
+const TYPOGRAPHIC = /[\u2018\u2019\u201a\u201b\u2032\u00b4\u0060\u201c\u201d\u201e\u2033\u00ab\u00bb\u2010-\u2015\u2212\u2044\u2215]/g;
+
+const SPACES = /[\s\u200b-\u200d\u2060\ufeff]+/g;
+
+// Pure ASCII input is by far the most common case; it needs only lower-casing and spacing.
+// eslint-disable-next-line no-control-regex
+const NON_ASCII_OR_ENTITY = /[^\x00-\x7f]|&/;
+
+/**
+ * Folds text to the form every comparison in the engine uses: NFKC, lower case, no generic
+ * diacritics, typographic punctuation as ASCII, whitespace collapsed and trimmed. Punctuation is
+ * kept (the tokenizer decides what it means).
+ */
+export function normalize(text: string): string {
+  if (!NON_ASCII_OR_ENTITY.test(text)) return collapse(text.toLowerCase());
+  let s = text.replace(ENTITY, (_, e: string) => ENTITIES[e] ?? '');
+  s = s.replace(DROPPED, ' ');
+  // NFKC first (full-width forms, ligatures, superscripts), then lower case, then strip the
+  // diacritics exposed by NFD and recompose what is left (Hangul, Indic).
+  s = s.normalize('NFKC').toLowerCase();
+  s = s.normalize('NFD').replace(DIACRITICS, '').normalize('NFC');
+  s = s.replace(SPECIAL_LETTERS, (c) => LETTERS[c] ?? c);
+  s = s.replace(TYPOGRAPHIC, (c) => PUNCT[c] ?? c);
+  return collapse(s);
+}
+
+function collapse(s: string): string {
+  return s.replace(SPACES, ' ').trim();
+}

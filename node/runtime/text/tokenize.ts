@@ -1,0 +1,286 @@
+// The tokenizer shared by the router and the search engine. Owns what a "word" is: how
+// punctuation, hyphens, apostrophes, numbers with units, fractions and CJK text become terms, and
+// which extra forms (split parts, canonical units, singular forms) are emitted beside each word
+// so that "65in", "65 in" and "65 inch" meet. Dependency-free; input goes through `normalize`.
+import { normalize } from './normalize.js';
+
+/**
+ * `word`: the term as written (one per position; these form the display stream).
+ * `part`: a piece of a compound word at the same position ("rtx4090" -> "rtx", "4090").
+ * `alt`: an equivalent spelling at the same position (canonical unit, singular form).
+ */
+export type TokenKind = 'word' | 'part' | 'alt';
+
+export interface Token {
+  term: string;
+  /** index of the word in the text; parts and alternatives share their word's position */
+  pos: number;
+  kind: TokenKind;
+}
+
+export interface TokenizeOptions {
+  /** the input is already the output of `normalize` */
+  normalized?: boolean;
+  /** emit parts and alternatives (default true); suggestion keys use words only */
+  variants?: boolean;
+}
+
+/** Longer runs are cut: they are URLs, hashes or glued text, never something a user types. */
+export const MAX_TERM_LENGTH = 64;
+
+const CJK_CHAR = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30fc\u3005]/u;
+const CJK_RUN = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30fc\u3005]+/gu;
+// A run of word characters and the punctuation that can sit inside a word.
+const RUN = /[\p{L}\p{M}\p{N}'&+_./,"#-]+/gu;
+const ALNUM = /[\p{L}\p{M}\p{N}]+/gu;
+const DIGITS = /^\p{Nd}+$/u;
+const NUMBER = /^\p{Nd}+(?:[.,/]\p{Nd}+)*$/u;
+const LETTER_DIGIT_BOUNDARY = /(?<=\p{Nd})(?=[\p{L}\p{M}])|(?<=[\p{L}\p{M}])(?=\p{Nd})/u;
+const LATIN_WORD = /^[a-z]+$/;
+
+// Units a shopper writes in many ways; the canonical form is emitted as an alternative when the
+// word follows a number (so "in" the preposition is left alone).
+const UNITS = new Map<string, string>(Object.entries({
+  inch: 'in', inches: 'in', in: 'in', '"': 'in',
+  foot: 'ft', feet: 'ft', ft: 'ft', "'": 'ft',
+  yard: 'yd', yards: 'yd', yd: 'yd',
+  millimeter: 'mm', millimeters: 'mm', millimetre: 'mm', millimetres: 'mm', mm: 'mm',
+  centimeter: 'cm', centimeters: 'cm', centimetre: 'cm', centimetres: 'cm', cm: 'cm',
+  meter: 'm', meters: 'm', metre: 'm', metres: 'm',
+  gallon: 'gal', gallons: 'gal', gal: 'gal',
+  quart: 'qt', quarts: 'qt', qt: 'qt', pint: 'pt', pints: 'pt',
+  ounce: 'oz', ounces: 'oz', oz: 'oz',
+  pound: 'lb', pounds: 'lb', lbs: 'lb', lb: 'lb',
+  kilogram: 'kg', kilograms: 'kg', kgs: 'kg', kg: 'kg',
+  gram: 'g', grams: 'g', gm: 'g', gms: 'g', gr: 'g',
+  liter: 'l', liters: 'l', litre: 'l', litres: 'l', ltr: 'l', ltrs: 'l',
+  milliliter: 'ml', milliliters: 'ml', millilitre: 'ml', ml: 'ml',
+  watt: 'w', watts: 'w', volt: 'v', volts: 'v', amp: 'a', amps: 'a', ampere: 'a', amperes: 'a',
+  terabyte: 'tb', terabytes: 'tb', gigabyte: 'gb', gigabytes: 'gb', megabyte: 'mb', megabytes: 'mb',
+  hertz: 'hz', pack: 'pk', pk: 'pk', piece: 'pc', pieces: 'pc', pcs: 'pc', pc: 'pc',
+}));
+
+// Plural forms that the suffix rules below would damage.
+const NOT_PLURAL = new Set(['series', 'species', 'news', 'lens', 'always', 'perhaps', 'this', 'his', 'has', 'was', 'does', 'gas', 'glass', 'class', 'canvas', 'atlas', 'chaos', 'bus', 'plus', 'status', 'cactus', 'corpus', 'virus', 'bonus', 'campus', 'analysis', 'basis', 'axis', 'tennis', 'chassis', 'bias', 'alias', 'iris', 'dress', 'mattress', 'access', 'wireless', 'cordless', 'stainless', 'seamless', 'less', 'windows', 'mens', 'womens', 'kids', 'jeans', 'pants', 'shorts', 'scissors', 'pliers', 'tweezers', 'goggles', 'glasses', 'headphones', 'earbuds', 'speakers']);
+
+/**
+ * Singular form of an English plural (a light "s-stemmer"), or null when the word is not one.
+ * Words people use in the plural as product names (jeans, headphones) are left alone.
+ */
+export function singular(word: string): string | null {
+  const n = word.length;
+  if (n < 4 || !LATIN_WORD.test(word) || NOT_PLURAL.has(word) || word.charCodeAt(n - 1) !== 115 /* s */) return null;
+  if (word.endsWith('ies') && !word.endsWith('eies') && !word.endsWith('aies')) return word.slice(0, -3) + 'y';
+  if (word.endsWith('sses') || word.endsWith('xes') || word.endsWith('ches') || word.endsWith('shes') || word.endsWith('zzes')) return word.slice(0, -2);
+  if (word.endsWith('ss') || word.endsWith('us') || word.endsWith('is') || word.endsWith('ous')) return null;
+  return word.slice(0, -1);
+}
+
+/**
+ * Splits text into terms. Every output term is normalized; positions count words.
+ *
+ * - apostrophes are dropped: "men's" -> "mens"
+ * - hyphen, ampersand, plus, underscore and inner dots join: "i-phone" -> "iphone" + parts "i",
+ *   "phone"; "at&t" -> "att" + "at", "t"
+ * - letters and digits split as parts: "65in" -> "65in" + "65", "in"; "rtx4090" -> "rtx", "4090"
+ * - numbers keep decimals and fractions: "54.6", "1/2", "1,000" -> "1000"; `55"` -> "55in"
+ * - units after a number get their canonical form: "36 inches" -> "inches" + alt "in"
+ * - plural words get their singular as an alternative: "drills" + alt "drill"
+ * - CJK (Han, Kana, Hangul) runs become overlapping character bigrams
+ * - other scripts are kept whole, including their combining marks
+ */
+export function tokenize(text: string, options: TokenizeOptions = {}): Token[] {
+  const s = options.normalized ? text : normalize(text);
+  const variants = options.variants ?? true;
+  const out: Token[] = [];
+  const hasCjk = CJK_CHAR.test(s);
+  const src = hasCjk ? s.replace(CJK_RUN, ' $& ') : s;
+  let pos = 0;
+  let prevNumeric = false;
+  for (const m of src.matchAll(RUN)) {
+    const run = m[0];
+    if (hasCjk && CJK_CHAR.test(run)) {
+      pos = emitCjk(run, pos, out);
+      prevNumeric = false;
+      continue;
+    }
+    const shape = asciiShape(run);
+    if (shape === LOWER) {
+      // the common case, a plain lower-case word: no parts, maybe a unit or a singular
+      emitPlain(run, pos, prevNumeric, variants, out);
+      prevNumeric = false;
+      pos++;
+      continue;
+    }
+    if (shape === DIGITS_ONLY) {
+      out.push({ term: clip(run), pos, kind: 'word' });
+      prevNumeric = true;
+      pos++;
+      continue;
+    }
+    for (const word of splitRun(run)) {
+      emitWord(word, pos, prevNumeric, variants, out);
+      prevNumeric = NUMBER.test(word.segs[word.segs.length - 1] ?? '');
+      pos++;
+    }
+  }
+  return out;
+}
+
+/** The word terms of a text, in order: what suggestion keys and `normalized_query` are made of. */
+export function words(text: string, options: { normalized?: boolean } = {}): string[] {
+  return tokenize(text, { normalized: options.normalized ?? false, variants: false }).map((t) => t.term);
+}
+
+interface RunWord {
+  /** pieces joined by hyphen-like punctuation, already merged over apostrophes and decimals */
+  segs: string[];
+  /** a unit written as a quote mark after the number (`55"`, `6'`) */
+  quoteUnit: string | null;
+}
+
+function splitRun(run: string): RunWord[] {
+  const segs: string[] = [];
+  const seps: string[] = [];
+  let last = 0;
+  for (const m of run.matchAll(ALNUM)) {
+    const idx = m.index ?? 0;
+    seps.push(run.slice(last, idx));
+    segs.push(m[0]);
+    last = idx + m[0].length;
+  }
+  const tail = run.slice(last);
+  const result: RunWord[] = [];
+  if (segs.length === 0) return result;
+  let cur: RunWord = { segs: [segs[0] as string], quoteUnit: null };
+  for (let i = 1; i < segs.length; i++) {
+    const sep = seps[i] as string;
+    const seg = segs[i] as string;
+    const prevSegs = cur.segs;
+    const prev = prevSegs[prevSegs.length - 1] as string;
+    const prevDigit = endsWithDigit(prev);
+    const curDigit = startsWithDigit(seg);
+    if (sep === "'") {
+      prevSegs[prevSegs.length - 1] = prev + seg;
+    } else if ((sep === '.' || sep === '/') && prevDigit && curDigit && DIGITS.test(seg.replace(/\D+$/u, '') || 'x')) {
+      prevSegs[prevSegs.length - 1] = prev + sep + seg;
+    } else if (sep === ',' && prevDigit && /^\p{Nd}{3}(?!\p{Nd})/u.test(seg)) {
+      prevSegs[prevSegs.length - 1] = prev + seg;
+    } else if (sep.length === 1 && '-&+_.'.includes(sep) && !(sep === '-' && prevDigit && curDigit && NUMBER.test(prev) && NUMBER.test(seg))) {
+      prevSegs.push(seg);
+    } else {
+      // a quote between two pieces ends the first one as a unit: 2"x4" -> 2in, x4in
+      if ((sep === '"' || sep.startsWith('"')) && prevDigit) cur.quoteUnit = 'in';
+      result.push(cur);
+      cur = { segs: [seg], quoteUnit: null };
+    }
+  }
+  if (tail.length > 0 && endsWithDigit(cur.segs[cur.segs.length - 1] as string)) {
+    if (tail[0] === '"') cur.quoteUnit = 'in';
+    else if (tail[0] === "'") cur.quoteUnit = 'ft';
+  }
+  result.push(cur);
+  return result;
+}
+
+function emitWord(word: RunWord, pos: number, afterNumber: boolean, variants: boolean, out: Token[]): void {
+  const segs = word.quoteUnit ? [...word.segs.slice(0, -1), (word.segs[word.segs.length - 1] as string) + word.quoteUnit] : word.segs;
+  const term = clip(segs.join(''));
+  out.push({ term, pos, kind: 'word' });
+  if (!variants) return;
+  const seen = new Set<string>([term]);
+  const add = (t: string, kind: TokenKind): void => {
+    const c = clip(t);
+    if (c.length === 0 || seen.has(c)) return;
+    seen.add(c);
+    out.push({ term: c, pos, kind });
+  };
+  if (segs.length > 1) {
+    for (let i = 0; i < segs.length; i++) {
+      const seg = segs[i] as string;
+      add(seg, 'part');
+      // "4.5-inch" -> part "in", alt "4.5in"
+      const unit = i > 0 && NUMBER.test(segs[i - 1] as string) ? UNITS.get(seg) : undefined;
+      if (unit !== undefined) {
+        add(unit, 'part');
+        add((segs[i - 1] as string) + unit, 'alt');
+      }
+    }
+  }
+  for (const seg of segs) {
+    if (NUMBER.test(seg)) continue;
+    const pieces = seg.split(LETTER_DIGIT_BOUNDARY);
+    if (pieces.length < 2) continue;
+    for (const p of pieces) add(p, 'part');
+    // "36inches" -> alt "36in"; "65in" parts "65", "in"
+    const unit = pieces.length === 2 && NUMBER.test(pieces[0] as string) ? UNITS.get(pieces[1] as string) : undefined;
+    if (unit !== undefined) {
+      add(unit, 'part');
+      add((pieces[0] as string) + unit, 'alt');
+    }
+  }
+  if (segs.length === 1) {
+    const unit = afterNumber ? UNITS.get(term) : undefined;
+    if (unit !== undefined) add(unit, 'alt');
+    const one = singular(term);
+    if (one !== null) add(one, 'alt');
+  } else {
+    // the last piece carries the plural: "t-shirts" -> "tshirt"
+    const lastSeg = segs[segs.length - 1] as string;
+    const one = singular(lastSeg);
+    if (one !== null) add(segs.slice(0, -1).join('') + one, 'alt');
+  }
+}
+
+const LOWER = 1;
+const DIGITS_ONLY = 2;
+const OTHER = 0;
+
+/** LOWER for [a-z]+, DIGITS_ONLY for [0-9]+, else OTHER (needs the full rules). */
+function asciiShape(run: string): number {
+  let letters = false;
+  let digits = false;
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c >= 97 && c <= 122) letters = true;
+    else if (c >= 48 && c <= 57) digits = true;
+    else return OTHER;
+  }
+  return letters && !digits ? LOWER : digits && !letters ? DIGITS_ONLY : OTHER;
+}
+
+function emitPlain(term: string, pos: number, afterNumber: boolean, variants: boolean, out: Token[]): void {
+  const t = clip(term);
+  out.push({ term: t, pos, kind: 'word' });
+  if (!variants) return;
+  const unit = afterNumber ? UNITS.get(t) : undefined;
+  if (unit !== undefined && unit !== t) out.push({ term: unit, pos, kind: 'alt' });
+  const one = singular(t);
+  if (one !== null && one !== unit) out.push({ term: one, pos, kind: 'alt' });
+}
+
+function emitCjk(run: string, pos: number, out: Token[]): number {
+  const chars = Array.from(run);
+  if (chars.length === 1) {
+    out.push({ term: chars[0] as string, pos, kind: 'word' });
+    return pos + 1;
+  }
+  for (let i = 0; i + 1 < chars.length; i++) {
+    out.push({ term: (chars[i] as string) + (chars[i + 1] as string), pos: pos++, kind: 'word' });
+  }
+  return pos;
+}
+
+function clip(t: string): string {
+  return t.length > MAX_TERM_LENGTH ? t.slice(0, MAX_TERM_LENGTH) : t;
+}
+
+function endsWithDigit(s: string): boolean {
+  const c = s.charCodeAt(s.length - 1);
+  return c >= 48 && c <= 57;
+}
+
+function startsWithDigit(s: string): boolean {
+  const c = s.charCodeAt(0);
+  return c >= 48 && c <= 57;
+}

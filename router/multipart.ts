@@ -1,0 +1,144 @@
+// Streaming uploads: a multipart/form-data body (field `file`, optional `format`, `encoding`,
+// `source_type`) or a raw body (presigned PUT) goes straight from the socket into a blob on a
+// shard node, chunk by chunk, never whole in memory. The size limit is enforced while the bytes
+// flow (a declared Content-Length over it is refused before reading); the RecordScan sees every
+// chunk on the way to tell a small file from a large one.
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import type * as pb from '../proto/gen/shard.js';
+import { ERRORS, SuggestError, format, invalid } from '../node/runtime/errors.js';
+import { RecordScan } from './upload-format.js';
+
+export interface UploadTarget {
+  tenantId: string;
+  blobId: string;
+  /** largest accepted file */
+  limit: number;
+  /** what the 413 says to do instead */
+  hint: string;
+  /** records above which the scan stops counting (the immediate/background threshold) */
+  scanCap: number;
+  put(chunks: AsyncIterable<pb.BlobChunk>): Promise<pb.BlobRef>;
+}
+
+export interface ReceivedFile {
+  ref: pb.BlobRef;
+  filename: string | null;
+  /** content type of the file part (multipart) or of the request (raw) */
+  contentType: string | null;
+  fields: Record<string, string>;
+  scan: RecordScan;
+}
+
+/** Room for multipart boundaries and part headers around the file when checking Content-Length. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+/** Blob messages are coalesced to about this size (fewer gRPC messages, fewer writes). */
+const CHUNK_TARGET = 256 * 1024;
+const FIELDS = new Set(['format', 'encoding', 'source_type', 'source_filename']);
+
+export function tooLarge(limit: number, hint: string): SuggestError {
+  return new SuggestError('payload_too_large', format(ERRORS.payload_too_large.message, { limit, hint }));
+}
+
+/** The file of a multipart upload, stored as a blob. 413 over the limit, 422 without a `file` part. */
+export function receiveMultipart(body: Readable | null, contentType: string, contentLength: number | null, target: UploadTarget): Promise<ReceivedFile> {
+  if (contentLength !== null && contentLength > target.limit + MULTIPART_OVERHEAD) return Promise.reject(tooLarge(target.limit, target.hint));
+  if (!body) return Promise.reject(missingFile());
+  return new Promise<ReceivedFile>((resolve, reject) => {
+    let settled = false;
+    const settle = (err: unknown, value?: ReceivedFile) => {
+      if (settled) return;
+      settled = true;
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({ headers: { 'content-type': contentType }, limits: { files: 1, fields: 20, fieldSize: 4096, parts: 40, headerPairs: 100 } });
+    } catch (err) {
+      settle(invalidBody(`the multipart body cannot be read (${(err as Error).message})`));
+      return;
+    }
+    const fields: Record<string, string> = {};
+    let stored: Promise<ReceivedFile> | null = null;
+    bb.on('field', (name, value) => {
+      if (FIELDS.has(name)) fields[name] = value;
+    });
+    bb.on('file', (name, stream, info) => {
+      if (name !== 'file' || stored) {
+        stream.resume();
+        return;
+      }
+      const scan = new RecordScan(target.scanCap);
+      stored = target
+        .put(blobChunks(stream, target, scan))
+        .then((ref) => ({ ref, filename: info.filename || null, contentType: info.mimeType || null, fields, scan }));
+      // a failed store (too large, node down) answers now; the transport drains the rest
+      stored.catch((err: unknown) => settle(err));
+    });
+    bb.on('error', (err: unknown) => settle(invalidBody(`the multipart body cannot be read (${(err as Error).message})`)));
+    bb.on('close', () => {
+      if (!stored) settle(missingFile());
+      else stored.then((v) => settle(null, v), (err: unknown) => settle(err));
+    });
+    body.on('error', (err) => {
+      settle(err);
+      bb.destroy();
+    });
+    body.pipe(bb);
+  });
+}
+
+/** A raw request body (presigned PUT) stored as a blob. */
+export async function receiveRaw(body: Readable | null, contentType: string, contentLength: number | null, target: UploadTarget): Promise<ReceivedFile> {
+  if (contentLength !== null && contentLength > target.limit) throw tooLarge(target.limit, target.hint);
+  const scan = new RecordScan(target.scanCap);
+  const source: Readable | AsyncIterable<Buffer> = body ?? emptySource();
+  const ref = await target.put(blobChunks(source, target, scan));
+  return { ref, filename: null, contentType: contentType || null, fields: {}, scan };
+}
+
+async function* emptySource(): AsyncIterable<Buffer> {}
+
+/** The blob messages of a byte stream: the first names the blob; the size is checked as bytes pass. */
+async function* blobChunks(stream: AsyncIterable<Buffer | Uint8Array>, target: UploadTarget, scan: RecordScan): AsyncIterable<pb.BlobChunk> {
+  let first = true;
+  let size = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const message = (data: Buffer): pb.BlobChunk => {
+    const m = first ? { tenantId: target.tenantId, blobId: target.blobId, maxBytes: target.limit, data } : { tenantId: '', blobId: '', maxBytes: 0, data };
+    first = false;
+    return m;
+  };
+  for await (const raw of stream) {
+    const data = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
+    size += data.length;
+    if (size > target.limit) throw tooLarge(target.limit, target.hint);
+    scan.feed(data);
+    pending.push(data);
+    pendingBytes += data.length;
+    if (pendingBytes >= CHUNK_TARGET) {
+      yield message(Buffer.concat(pending, pendingBytes));
+      pending = [];
+      pendingBytes = 0;
+    }
+  }
+  if (pendingBytes > 0 || first) yield message(Buffer.concat(pending, pendingBytes));
+}
+
+function missingFile(): SuggestError {
+  try {
+    return invalid(['body', 'file'], 'Field required: send the file in the multipart field `file`.', 'missing');
+  } catch (err) {
+    return err as SuggestError;
+  }
+}
+
+function invalidBody(msg: string): SuggestError {
+  try {
+    return invalid(['body'], msg, 'value_error');
+  } catch (err) {
+    return err as SuggestError;
+  }
+}

@@ -1,0 +1,169 @@
+// Answers typeahead and autocomplete: resolves the index, sends the query to every part of the
+// physical index (scatter), merges the partial top-k lists by score (gather) and renders the
+// response body fixed in ARCHITECTURE.md. Rendered bodies are cached per (tenant, physical index,
+// request) when the shard directory reports every write (single node): a write bumps the index's
+// generation, so a cached body is never older than the last write. Without that feed (cluster
+// routers), the shard side's own caches apply and the router does not cache.
+import { pack, unpack } from 'msgpackr';
+import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
+import type { TenantId } from '../node/runtime/ids.js';
+import type { Metrics } from '../node/runtime/metrics.js';
+import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import type { DataPlane } from './data-plane.js';
+import { Reply } from './route.js';
+
+export type SearchKind = 'typeahead' | 'autocomplete';
+
+export interface SearchParams {
+  kind: SearchKind;
+  tenant: TenantId;
+  index: string;
+  query: string;
+  limit: number;
+  mode?: string | undefined;
+  filters?: unknown;
+  debug?: boolean;
+  profile?: boolean;
+  bypassCache?: boolean;
+  userId?: string | undefined;
+}
+
+interface Suggestion {
+  id: string;
+  score: number;
+  [k: string]: unknown;
+}
+
+interface PartResult {
+  normalized_query: string;
+  corrected_query: string | null;
+  mode?: string;
+  suggestions: Suggestion[];
+}
+
+const MAX_CACHE_ENTRIES = 100_000;
+
+export class SearchService {
+  private readonly cache = new Map<string, string>();
+  private readonly generations = new Map<string, number>();
+  private readonly caching: boolean;
+  private readonly hits: { inc(): void };
+  private readonly misses: { inc(): void };
+
+  constructor(
+    private readonly data: DataPlane,
+    shards: ShardDirectory,
+    metrics: Metrics,
+  ) {
+    this.hits = metrics.cacheLookups.labels('search_response', 'hit');
+    this.misses = metrics.cacheLookups.labels('search_response', 'miss');
+    this.caching = typeof shards.subscribeChanges === 'function';
+    shards.subscribeChanges?.((tenant, physical) => {
+      const k = `${tenant}\0${physical}`;
+      this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
+    });
+  }
+
+  async search(p: SearchParams): Promise<Reply> {
+    const started = performance.now();
+    const resolved = await this.data.resolve(p.tenant, p.index);
+    const physical = resolved.physical;
+    const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
+    let cacheKey = '';
+    if (useCache) {
+      const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
+      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+      const hit = this.cache.get(cacheKey);
+      if (hit !== undefined) {
+        this.hits.inc();
+        return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
+      }
+      this.misses.inc();
+    }
+    const resolvedAt = performance.now();
+    const partTimes: { part: number; node: string; ms: number }[] = [];
+    const payload = pack({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
+    const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
+      const t0 = performance.now();
+      const r = await api.query({ ref, kind: p.kind, payload });
+      partTimes.push({ part: ref.part, node, ms: round(performance.now() - t0) });
+      return unpack(r.result) as PartResult;
+    });
+    const gathered = performance.now();
+    const merged = merge(parts, p.limit);
+    const first = parts[0];
+    const corrected = pickCorrection(parts);
+    const body = {
+      query: corrected ?? p.query,
+      original_query: p.query,
+      normalized_query: first?.normalized_query ?? p.query,
+      corrected_query: corrected,
+      mode: p.kind === 'typeahead' ? 'typeahead' : (first?.mode ?? p.mode ?? 'fts_only'),
+      ...(p.kind === 'autocomplete' && p.mode ? { requested_mode: p.mode } : {}),
+      index: p.index,
+      suggestions: merged,
+      debug: null as unknown,
+    };
+    if (p.debug || p.profile) {
+      const done = performance.now();
+      body.debug = {
+        physical_index_id: physical.physical_index_id,
+        parts: physical.parts,
+        cache: useCache ? 'miss' : 'bypassed',
+        ...(p.profile
+          ? {
+              profile: {
+                resolve_ms: round(resolvedAt - started),
+                scatter_gather_ms: round(gathered - resolvedAt),
+                merge_ms: round(done - gathered),
+                parts: partTimes.sort((a, b) => a.part - b.part),
+                total_ms: round(done - started),
+              },
+            }
+          : {}),
+      };
+    }
+    const rest = JSON.stringify(body).slice(1);
+    if (useCache) {
+      if (this.cache.size >= MAX_CACHE_ENTRIES) {
+        // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
+        const oldest = this.cache.keys().next().value;
+        if (oldest !== undefined) this.cache.delete(oldest);
+      }
+      this.cache.set(cacheKey, rest);
+    }
+    return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
+  }
+
+  /** Forget cached answers of one physical index (used when it is dropped or swapped). */
+  invalidate(tenant: TenantId, physical: PhysicalIndexRecord): void {
+    const k = `${tenant}\0${physical.physical_index_id}`;
+    this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** Top-k over the parts' partial lists; the same id from several parts keeps its best score. */
+function merge(parts: PartResult[], limit: number): Suggestion[] {
+  if (parts.length === 1) return parts[0]!.suggestions.slice(0, limit);
+  const best = new Map<string, Suggestion>();
+  for (const part of parts) {
+    for (const s of part.suggestions) {
+      const seen = best.get(s.id);
+      if (!seen || s.score > seen.score) best.set(s.id, s);
+    }
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+}
+
+/** The correction most parts agree on (parts see different slices of the vocabulary). */
+function pickCorrection(parts: PartResult[]): string | null {
+  if (parts.length === 1) return parts[0]!.corrected_query;
+  const votes = new Map<string, number>();
+  for (const p of parts) if (p.corrected_query) votes.set(p.corrected_query, (votes.get(p.corrected_query) ?? 0) + 1);
+  let best: string | null = null;
+  let n = 0;
+  for (const [q, c] of votes) if (c > n) [best, n] = [q, c];
+  return best;
+}

@@ -1,0 +1,249 @@
+// A read view over the segments of one index part at one moment: the collection statistics that
+// scoring needs (document count, per-term document frequency, average field lengths) summed over
+// segments, vocabulary lookups that span segments, and reusable scratch memory for queries.
+// Statistics count deleted documents until their segment is merged, as Lucene does, so a delete
+// never changes the scores of other documents.
+import { FIELD_COUNT } from './doc-fields.js';
+import { fuzzy, type FuzzyMatch } from './fuzzy.js';
+import { TERM_PRIMARY, TERM_SUGGESTIVE, type Segment } from './segment.js';
+
+/** Collection statistics a caller may pass in to score several parts on one scale. */
+export interface CollectionStats {
+  docCount: number;
+  avgFieldLength: number[];
+  /** document frequency per term; terms absent here fall back to the part's own counts */
+  df?: Record<string, number>;
+}
+
+export interface VocabularyMatch {
+  term: string;
+  /** edit distance (0 for exact and prefix matches) */
+  distance: number;
+  /** the part of the term the typed word matched (its prefix, in prefix mode) */
+  matched: string;
+  /** summed frequency weight of the term (or of the subtree, in prefix mode) */
+  weight: number;
+}
+
+export type VocabularyKind = 'suggestive' | 'any';
+
+export class IndexSnapshot {
+  readonly docCount: number;
+  readonly liveCount: number;
+  readonly avgFieldLength: number[];
+  private readonly dfCache = new Map<string, number>();
+  private readonly fuzzyCache = new Map<string, VocabularyMatch[]>();
+  private readonly pairCache = new Map<string, number>();
+  private readonly norms = new Map<Segment, Float32Array>();
+  private scratchF32: Float32Array[] = [];
+  private scratchU16: Uint16Array | null = null;
+  private scratchU8: Uint8Array[] = [];
+  private scratchI8: Int8Array | null = null;
+
+  constructor(readonly segments: readonly Segment[]) {
+    let docs = 0;
+    let live = 0;
+    const sums = new Array<number>(FIELD_COUNT).fill(0);
+    for (const s of segments) {
+      docs += s.docCount;
+      live += s.liveCount;
+      s.meta.fieldLengthSums.forEach((v, f) => (sums[f] = (sums[f] as number) + v));
+    }
+    this.docCount = docs;
+    this.liveCount = live;
+    this.avgFieldLength = sums.map((v) => (docs > 0 ? Math.max(1, v / docs) : 1));
+  }
+
+  /** Documents containing `term` in any field, over all segments. */
+  df(term: string): number {
+    let v = this.dfCache.get(term);
+    if (v !== undefined) return v;
+    v = 0;
+    for (const s of this.segments) {
+      const id = s.terms.get(term);
+      if (id >= 0) v += s.termDf[id] as number;
+    }
+    if (this.dfCache.size > 50_000) this.dfCache.clear();
+    this.dfCache.set(term, v);
+    return v;
+  }
+
+  /** Documents containing both terms (postings intersection over segments; cached). */
+  cooccurrence(a: string, b: string): number {
+    const key = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
+    const cached = this.pairCache.get(key);
+    if (cached !== undefined) return cached;
+    let n = 0;
+    for (const s of this.segments) {
+      const ta = s.terms.get(a);
+      const tb = ta < 0 ? -1 : s.terms.get(b);
+      if (tb < 0) continue;
+      let i = s.postOffsets[ta] as number;
+      const ie = s.postOffsets[ta + 1] as number;
+      let j = s.postOffsets[tb] as number;
+      const je = s.postOffsets[tb + 1] as number;
+      while (i < ie && j < je) {
+        const da = s.postDocs[i] as number;
+        const db = s.postDocs[j] as number;
+        if (da === db) {
+          n++;
+          i++;
+          j++;
+        } else if (da < db) i++;
+        else j++;
+      }
+    }
+    if (this.pairCache.size > 50_000) this.pairCache.clear();
+    this.pairCache.set(key, n);
+    return n;
+  }
+
+  /** Frequency weight of a term as a word people type (title, brand or category word). */
+  termWeight(term: string, kind: VocabularyKind): number {
+    let w = 0;
+    for (const s of this.segments) {
+      const id = s.terms.get(term);
+      if (id < 0) continue;
+      const mask = s.termMask[id] as number;
+      if (kind === 'suggestive' ? (mask & TERM_SUGGESTIVE) !== 0 : (mask & TERM_PRIMARY) !== 0) {
+        w += kind === 'suggestive' ? (s.termWeight[id] as number) : (s.termDf[id] as number);
+      }
+    }
+    return w;
+  }
+
+  /** Whether some term of the given kind starts with `prefix`. */
+  hasPrefix(prefix: string, kind: VocabularyKind): boolean {
+    const bit = kind === 'suggestive' ? TERM_SUGGESTIVE : TERM_PRIMARY;
+    for (const s of this.segments) {
+      const [lo, hi] = s.terms.prefixRange(prefix);
+      for (let t = lo; t < hi && t < lo + 256; t++) if ((s.termMask[t] as number) & bit) return true;
+      if (hi - lo > 256) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Terms within `maxEdits` of `word` (prefix mode: terms with a prefix within it), merged over
+   * segments, best first (distance, then weight).
+   */
+  fuzzyTerms(word: string, maxEdits: number, prefix: boolean, kind: VocabularyKind, limit = 16): VocabularyMatch[] {
+    // typing sessions and load repeat words; the walk is the costly part of a query
+    const cacheKey = `${kind}|${prefix ? 1 : 0}|${maxEdits}|${limit}|${word}`;
+    const cached = this.fuzzyCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const result = this.fuzzyTermsUncached(word, maxEdits, prefix, kind, limit);
+    if (this.fuzzyCache.size >= 4096) this.fuzzyCache.clear();
+    this.fuzzyCache.set(cacheKey, result);
+    return result;
+  }
+
+  /**
+   * Field weight over BM25 length normalization, per document and field of a segment, for the
+   * snapshot's own average lengths: `weights[f] / (1 - b[f] + b[f] * len / avg[f])`.
+   */
+  fieldNorms(seg: Segment, weights: readonly number[], b: readonly number[]): Float32Array {
+    let n = this.norms.get(seg);
+    if (n !== undefined) return n;
+    n = computeNorms(seg, weights, b, this.avgFieldLength);
+    this.norms.set(seg, n);
+    return n;
+  }
+
+  private fuzzyTermsUncached(word: string, maxEdits: number, prefix: boolean, kind: VocabularyKind, limit: number): VocabularyMatch[] {
+    const bit = kind === 'suggestive' ? TERM_SUGGESTIVE : TERM_PRIMARY;
+    const merged = new Map<string, VocabularyMatch>();
+    for (const s of this.segments) {
+      const local = new Map<string, VocabularyMatch>();
+      // Two edits anywhere make the walk visit most of the trie's top levels; two edits after a
+      // correct first letter, plus one edit anywhere, cover nearly all real typos at a fraction
+      // of the cost (first-letter typos are rarer and already ranked lower).
+      const matches: FuzzyMatch[] =
+        maxEdits >= 2 && word.length > 0
+          ? [...fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000 }), ...fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000, range: s.terms.prefixRange(word.slice(0, 1)) })]
+          : fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000 });
+      for (const m of matches) {
+        // a prefix-mode subtree is one candidate: its matched prefix, weighted by its terms
+        if (prefix && m.hi - m.lo > 1) {
+          let weight = 0;
+          let any = false;
+          for (let t = m.lo; t < m.hi && t < m.lo + 512; t++) {
+            const mask = s.termMask[t] as number;
+            if (!(mask & bit)) continue;
+            any = true;
+            weight += kind === 'suggestive' ? (s.termWeight[t] as number) : (s.termDf[t] as number);
+          }
+          if (!any) continue;
+          const matched = s.terms.termAt(m.lo).slice(0, m.prefixLength);
+          keepBest(local, { term: matched, distance: m.distance, matched, weight });
+          continue;
+        }
+        const mask = s.termMask[m.lo] as number;
+        if (!(mask & bit)) continue;
+        const term = s.terms.termAt(m.lo);
+        const weight = kind === 'suggestive' ? (s.termWeight[m.lo] as number) : (s.termDf[m.lo] as number);
+        keepBest(local, { term, distance: m.distance, matched: prefix ? term.slice(0, m.prefixLength) : term, weight });
+      }
+      for (const m of local.values()) add(merged, m);
+    }
+    const out = [...merged.values()];
+    out.sort((a, b) => a.distance - b.distance || b.weight - a.weight || (a.term < b.term ? -1 : 1));
+    return out.slice(0, limit);
+  }
+
+  /** Zeroed Float32Array of at least `n` entries (slot i of several live at once). */
+  f32(slot: number, n: number): Float32Array {
+    let a = this.scratchF32[slot];
+    if (a === undefined || a.length < n) {
+      a = new Float32Array(n);
+      this.scratchF32[slot] = a;
+    }
+    return a;
+  }
+
+  u8(slot: number, n: number): Uint8Array {
+    let a = this.scratchU8[slot];
+    if (a === undefined || a.length < n) {
+      a = new Uint8Array(n);
+      this.scratchU8[slot] = a;
+    }
+    return a;
+  }
+
+  u16(n: number): Uint16Array {
+    if (this.scratchU16 === null || this.scratchU16.length < n) this.scratchU16 = new Uint16Array(n);
+    return this.scratchU16;
+  }
+
+  i8(n: number): Int8Array {
+    if (this.scratchI8 === null || this.scratchI8.length < n) this.scratchI8 = new Int8Array(n);
+    return this.scratchI8;
+  }
+}
+
+export function computeNorms(seg: Segment, weights: readonly number[], b: readonly number[], avg: readonly number[]): Float32Array {
+  const D = seg.docCount;
+  const out = new Float32Array(D * FIELD_COUNT);
+  for (let d = 0; d < D; d++) {
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      const bf = b[f] as number;
+      out[d * FIELD_COUNT + f] = (weights[f] as number) / (1 - bf + (bf * (seg.fieldLen[d * FIELD_COUNT + f] as number)) / (avg[f] as number));
+    }
+  }
+  return out;
+}
+
+/** Within one segment the same match can come from two walks: keep it once, at its best. */
+function keepBest(local: Map<string, VocabularyMatch>, m: VocabularyMatch): void {
+  const prev = local.get(m.matched);
+  if (prev === undefined || m.distance < prev.distance) local.set(m.matched, m);
+}
+
+function add(merged: Map<string, VocabularyMatch>, m: VocabularyMatch): void {
+  const prev = merged.get(m.matched);
+  if (prev === undefined) merged.set(m.matched, m);
+  else {
+    prev.weight += m.weight;
+    if (m.distance < prev.distance) prev.distance = m.distance;
+  }
+}

@@ -1,0 +1,357 @@
+// Full-text retrieval and ranking for autocomplete (fts_only) and the product fallback of
+// typeahead. BM25F over the five fields (title > brand > category > attributes > description,
+// each with its own length normalization), with every query word expanded to its equivalent
+// spellings, its typo neighbours (penalized by typo cost) and, for the last word still being
+// typed, its completions (penalized by how much is left to type). A word scores a document by
+// its best expansion; words add up; documents missing words are ranked below complete matches;
+// words found next to each other, in order, at the start of the title earn a proximity bonus;
+// a popularity/rating prior breaks near-ties. Documents are accumulated in dense scratch arrays
+// per segment, so cost follows the postings touched.
+import type { AnalyzedQuery, QueryWord } from '../../node/runtime/text/analyze-query.js';
+import { FIELD_COUNT } from './doc-fields.js';
+import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js';
+import { maxEditsFor, typoCost } from './fuzzy.js';
+import { computeNorms, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
+import { NO_POSITION, TERM_PRIMARY, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, type Segment } from './segment.js';
+
+/** Field weights and length normalization, in FIELD order (title, brand, category, attr, desc). */
+export const FIELD_WEIGHTS = [3.0, 2.0, 1.5, 1.0, 0.4];
+export const FIELD_B = [0.6, 0.3, 0.3, 0.3, 0.75];
+export const K1 = 1.2;
+/** Score factor per unit of typo cost. */
+export const TYPO_FACTOR = 0.35;
+/** An equivalent spelling (singular, canonical unit) scores a little below the word itself. */
+const ALT_FACTOR = 0.92;
+/** A term present in the document only as an equivalent spelling (its singular, a unit). */
+const ALT_ONLY_FACTOR = 0.9;
+/** A term present only as a piece of a compound ("case" in "Case-Mate"): weak evidence. */
+const PART_ONLY_FACTOR = 0.55;
+/** A document missing one query word keeps this share of its score (per missing word). */
+const MISSING_WORD_FACTOR = 0.2;
+const PRIOR_WEIGHT = 0.5;
+/**
+ * A word matched only in the description is weak evidence of what the product is ("case" in a
+ * phone's description); each such word costs this factor.
+ */
+const DESC_ONLY_FACTOR = 0.6;
+/** tf bits of the title, brand, category and attribute fields */
+const STRONG_FIELDS = (1 << (4 * TF_BITS)) - 1;
+/** Completions kept for the last word (the most frequent terms of its prefix range). */
+const MAX_PREFIX_EXPANSIONS = 48;
+const MAX_WORDS = 12;
+/** A word found in this many documents is taken as typed (no typo expansion). */
+const KNOWN_DF = 3;
+
+export interface LexicalOptions {
+  limit: number;
+  filters?: FilterSpec | null;
+  /** the last word is still being typed: match it as a prefix (default: unless it is complete) */
+  prefixLast?: boolean;
+  fuzzy?: boolean;
+  /** return only documents that match every word (typeahead fallback) */
+  requireAll?: boolean;
+  /** collection statistics shared by several parts, for comparable scores */
+  stats?: CollectionStats;
+}
+
+export interface LexicalHit {
+  segment: number;
+  ord: number;
+  score: number;
+  /** query words matched */
+  matched: number;
+  /** total typo cost of the matched words */
+  typos: number;
+}
+
+export interface LexicalResult {
+  hits: LexicalHit[];
+  /** documents that matched at least one word (before the limit) */
+  total: number;
+  /** query words used (after compound words without matches were split) */
+  words: number;
+}
+
+interface Expansion {
+  term: string;
+  factor: number;
+  typos: number;
+}
+
+export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
+  const prefixLast = options.prefixLast ?? !query.lastWordComplete;
+  const words = splitUnknownCompounds(snapshot, query.words.slice(0, MAX_WORDS));
+  if (words.length === 0 || snapshot.docCount === 0) return { hits: [], total: 0, words: 0 };
+  const expansions = words.map((w, i) => expand(snapshot, w, prefixLast && i === words.length - 1, options.fuzzy ?? true));
+  const stats = options.stats;
+  const N = stats?.docCount ?? snapshot.docCount;
+  const avg = stats?.avgFieldLength ?? snapshot.avgFieldLength;
+  const dfOf = (term: string): number => stats?.df?.[term] ?? snapshot.df(term);
+  const idfOf = (df: number): number => Math.log(1 + (N - df + 0.5) / (df + 0.5));
+  // Completions and typo neighbours never outweigh the word itself: a rare completion of "7"
+  // must not beat documents that contain "7". Their idf is capped at the word's own, or at the
+  // most frequent expansion's when the word itself is not a term.
+  const idfs = expansions.map((list, w) => {
+    const own = dfOf((words[w] as QueryWord).term);
+    let maxDf = own;
+    for (const e of list) maxDf = Math.max(maxDf, dfOf(e.term));
+    const cap = idfOf(own > 0 ? own : maxDf);
+    const m = new Map<string, number>();
+    for (const e of list) {
+      const v = idfOf(dfOf(e.term));
+      m.set(e.term, e.factor === 1 && e.typos === 0 ? v : Math.min(v, cap));
+    }
+    return m;
+  });
+  const top = new TopHits(options.limit);
+  let total = 0;
+  const n = words.length;
+  snapshot.segments.forEach((seg, segIndex) => {
+    if (seg.liveCount === 0) return;
+    total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, options, top);
+  });
+  return { hits: top.sorted(), total, words: n };
+}
+
+/** A compound the index never saw ("rtx4090" when documents say "RTX 4090") becomes its parts. */
+function splitUnknownCompounds(snapshot: IndexSnapshot, words: QueryWord[]): QueryWord[] {
+  const out: QueryWord[] = [];
+  words.forEach((w, i) => {
+    const last = i === words.length - 1;
+    const known = snapshot.df(w.term) > 0 || w.alternatives.some((a) => snapshot.df(a) > 0) || (last && snapshot.hasPrefix(w.term, 'any'));
+    if (known || w.parts.length === 0) out.push(w);
+    else for (const p of w.parts) out.push({ term: p, alternatives: [], parts: [] });
+  });
+  return out;
+}
+
+function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy: boolean): Expansion[] {
+  const out = new Map<string, Expansion>();
+  const put = (term: string, factor: number, typos: number): void => {
+    const prev = out.get(term);
+    if (prev === undefined || prev.factor < factor) out.set(term, { term, factor, typos });
+  };
+  put(w.term, 1, 0);
+  for (const a of w.alternatives) put(a, ALT_FACTOR, 0);
+  if (isPrefix) {
+    // completions, most frequent first; the closer to fully typed, the closer to a full match
+    const seen = new Map<string, number>();
+    for (const seg of snapshot.segments) {
+      const [lo, hi] = seg.terms.prefixRange(w.term);
+      const ranked: number[] = [];
+      for (let t = lo; t < hi; t++) if ((seg.termMask[t] as number) & TERM_PRIMARY) ranked.push(t);
+      if (ranked.length > MAX_PREFIX_EXPANSIONS) {
+        ranked.sort((a, b) => (seg.termDf[b] as number) - (seg.termDf[a] as number));
+        ranked.length = MAX_PREFIX_EXPANSIONS;
+      }
+      for (const t of ranked) {
+        const term = seg.terms.termAt(t);
+        seen.set(term, (seen.get(term) ?? 0) + (seg.termDf[t] as number));
+      }
+    }
+    const completions = [...seen].sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_EXPANSIONS);
+    for (const [term] of completions) put(term, completionFactor(w.term.length, term.length), 0);
+  }
+  // Typo neighbours only for words the index does not know well: a frequent word is meant as
+  // typed, and skipping the walk keeps common queries cheap.
+  const known = isPrefix ? snapshot.hasPrefix(w.term, 'any') : snapshot.df(w.term) >= KNOWN_DF;
+  const edits = fuzzy && !known ? maxEditsFor(w.term.length) : 0;
+  if (edits > 0) {
+    for (const m of snapshot.fuzzyTerms(w.term, edits, isPrefix, 'any', isPrefix ? 8 : 12)) {
+      if (m.distance === 0) continue;
+      const cost = typoCost(m.distance, w.term, m.term);
+      const f = Math.pow(TYPO_FACTOR, cost);
+      if (isPrefix && m.matched !== m.term) {
+        // a prefix-mode subtree: the frequent completions of the corrected prefix
+        for (const seg of snapshot.segments) {
+          const [lo, hi] = seg.terms.prefixRange(m.matched);
+          const ranked: number[] = [];
+          for (let t = lo; t < hi; t++) if ((seg.termMask[t] as number) & TERM_PRIMARY) ranked.push(t);
+          ranked.sort((a, b) => (seg.termDf[b] as number) - (seg.termDf[a] as number));
+          for (const t of ranked.slice(0, 8)) {
+            const term = seg.terms.termAt(t);
+            put(term, f * completionFactor(m.matched.length, term.length), m.distance);
+          }
+        }
+      } else {
+        put(m.term, f * (isPrefix ? completionFactor(m.matched.length, m.term.length) : 1), m.distance);
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+/** A prefix covering most of the word scores almost as a full match. */
+function completionFactor(typed: number, full: number): number {
+  return typed >= full ? 1 : 0.55 + 0.4 * (typed / full);
+}
+
+function searchSegment(
+  snapshot: IndexSnapshot,
+  seg: Segment,
+  segIndex: number,
+  expansions: Expansion[][],
+  idfs: Map<string, number>[],
+  avg: number[],
+  n: number,
+  options: LexicalOptions,
+  top: TopHits,
+): number {
+  const D = seg.docCount;
+  const total = snapshot.f32(0, D);
+  const best = snapshot.f32(1, D);
+  const bestTypos = snapshot.f32(2, D);
+  const typos = snapshot.f32(3, D);
+  const bestPos = snapshot.f32(4, D);
+  const matchedCount = snapshot.u8(0, D);
+  const weakCount = snapshot.u8(2, D);
+  const bestWeak = snapshot.u8(3, D);
+  // title position + 1 of each word's best match, 0 when the word is not in the title
+  const pos = snapshot.u16(D * n);
+  const filterState = snapshot.i8(D); // 0 unknown, 1 pass, -1 fail
+  const predicate: DocPredicate | null = options.filters ? compileFilters(options.filters, seg) : null;
+  const touched: number[] = [];
+  const wordTouched: number[] = [];
+  const tomb = seg.tombstones;
+  const hasDeletes = seg.deletedCount > 0;
+  const norms = options.stats ? computeNorms(seg, FIELD_WEIGHTS, FIELD_B, avg) : snapshot.fieldNorms(seg, FIELD_WEIGHTS, FIELD_B);
+  const postDocs = seg.postDocs;
+  const postTf = seg.postTf;
+  const postPos = seg.postPos;
+
+  for (let w = 0; w < n; w++) {
+    for (const e of expansions[w] as Expansion[]) {
+      const t = seg.terms.get(e.term);
+      if (t < 0) continue;
+      const termIdf = ((idfs[w] as Map<string, number>).get(e.term) as number) * e.factor;
+      const to = seg.postOffsets[t + 1] as number;
+      for (let p = seg.postOffsets[t] as number; p < to; p++) {
+        const d = postDocs[p] as number;
+        if (hasDeletes && tomb[d] !== 0) continue;
+        if (predicate !== null) {
+          let st = filterState[d] as number;
+          if (st === 0) {
+            st = predicate(d) ? 1 : -1;
+            filterState[d] = st;
+            touched.push(d);
+          }
+          if (st < 0) continue;
+        }
+        const packed = postTf[p] as number;
+        let tf = 0;
+        const base = d * FIELD_COUNT;
+        for (let f = 0, bits = packed & 0x3fffffff; bits !== 0; f++, bits >>>= TF_BITS) {
+          const c = bits & TF_MAX;
+          if (c !== 0) tf += c * (norms[base + f] as number);
+        }
+        let s = (termIdf * tf * (K1 + 1)) / (K1 + tf);
+        if (packed >= ALT_ONLY) s *= packed >= PART_ONLY ? PART_ONLY_FACTOR : ALT_ONLY_FACTOR;
+        const prev = best[d] as number;
+        if (prev === 0) wordTouched.push(d);
+        if (s > prev) {
+          best[d] = s;
+          bestTypos[d] = e.typos;
+          bestPos[d] = postPos[p] as number;
+          bestWeak[d] = (packed & STRONG_FIELDS) === 0 ? 1 : 0;
+        }
+      }
+    }
+    for (const d of wordTouched) {
+      if (predicate === null && matchedCount[d] === 0) touched.push(d);
+      total[d] = (total[d] as number) + (best[d] as number);
+      typos[d] = (typos[d] as number) + (bestTypos[d] as number);
+      matchedCount[d] = (matchedCount[d] as number) + 1;
+      weakCount[d] = (weakCount[d] as number) + (bestWeak[d] as number);
+      const bp = bestPos[d] as number;
+      pos[w * D + d] = bp === NO_POSITION ? 0 : Math.min(bp + 1, 65535);
+      best[d] = 0;
+    }
+    wordTouched.length = 0;
+  }
+
+  const requireAll = options.requireAll ?? false;
+  let matchedDocs = 0;
+  for (const d of touched) {
+    const m = matchedCount[d] as number;
+    if (m > 0 && (!requireAll || m === n)) {
+      matchedDocs++;
+      let score = total[d] as number;
+      if (m < n) score *= Math.pow(MISSING_WORD_FACTOR, n - m);
+      const weak = weakCount[d] as number;
+      if (weak > 0) score *= Math.pow(DESC_ONLY_FACTOR, weak);
+      score *= proximity(pos, D, d, n);
+      score *= 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
+      top.offer(segIndex, d, score, m, typos[d] as number);
+    }
+    total[d] = 0;
+    typos[d] = 0;
+    matchedCount[d] = 0;
+    weakCount[d] = 0;
+    filterState[d] = 0;
+    for (let w = 0; w < n; w++) pos[w * D + d] = 0;
+  }
+  return matchedDocs;
+}
+
+/**
+ * Bonus for query words found adjacent and in order in the title, and for a title that starts
+ * with the first query word (what a shopper typing a product name means).
+ */
+function proximity(pos: Uint16Array, D: number, d: number, n: number): number {
+  let bonus = pos[d] === 1 ? 0.15 : 0;
+  if (n < 2) return 1 + bonus;
+  let adjacent = 0;
+  for (let w = 1; w < n; w++) {
+    const a = pos[(w - 1) * D + d] as number;
+    const b = pos[w * D + d] as number;
+    if (a !== 0 && b === a + 1) adjacent++;
+  }
+  bonus += (0.3 * adjacent) / (n - 1);
+  return 1 + bonus;
+}
+
+/** Bounded min-heap of the best hits. */
+class TopHits {
+  private readonly heap: LexicalHit[] = [];
+
+  constructor(private readonly k: number) {}
+
+  offer(segment: number, ord: number, score: number, matched: number, typos: number): void {
+    const h = this.heap;
+    if (h.length < this.k) {
+      h.push({ segment, ord, score, matched, typos });
+      this.up(h.length - 1);
+    } else if (h.length > 0 && score > (h[0] as LexicalHit).score) {
+      h[0] = { segment, ord, score, matched, typos };
+      this.down(0);
+    }
+  }
+
+  sorted(): LexicalHit[] {
+    return [...this.heap].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord);
+  }
+
+  private up(i: number): void {
+    const h = this.heap;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if ((h[p] as LexicalHit).score <= (h[i] as LexicalHit).score) break;
+      [h[p], h[i]] = [h[i] as LexicalHit, h[p] as LexicalHit];
+      i = p;
+    }
+  }
+
+  private down(i: number): void {
+    const h = this.heap;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && (h[l] as LexicalHit).score < (h[m] as LexicalHit).score) m = l;
+      if (r < h.length && (h[r] as LexicalHit).score < (h[m] as LexicalHit).score) m = r;
+      if (m === i) break;
+      [h[m], h[i]] = [h[i] as LexicalHit, h[m] as LexicalHit];
+      i = m;
+    }
+  }
+}

@@ -1,0 +1,172 @@
+// Whole-query spelling correction from the index's own vocabulary and term frequencies, as a
+// noisy channel: a reading of the query scores the log frequency of its words minus a cost per
+// edit (fuzzy.ts distance; a changed first letter costs more). Words the index does not know
+// get their nearest vocabulary terms (more leniently than document matching: one edit from 3
+// letters, two from 7, since only unknown words are touched), a split into two known words
+// ("samsunggalaxy") or a join with the next word ("bath rom" -> "bathroom"); a word the index
+// knows only rarely may still yield to a far more frequent neighbour (a typo inside a title).
+// The last word of a query still being typed is corrected as a prefix. `candidates` returns the
+// best readings; `correct` returns the best one, or null when the query is fine as typed.
+import { singular } from '../../node/runtime/text/tokenize.js';
+import { maxEditsFor, typoCost } from './fuzzy.js';
+import type { IndexSnapshot, VocabularyKind } from './index-snapshot.js';
+
+export interface WordCandidate {
+  /** replacement text (may hold two words after a split; a prefix for the last word) */
+  text: string;
+  cost: number;
+  weight: number;
+}
+
+interface Beam extends QueryCorrection {
+  last: string;
+  /** the last word had alternatives (context is only weighed between alternatives) */
+  open: boolean;
+}
+
+export interface QueryCorrection {
+  words: string[];
+  /** total typo cost */
+  cost: number;
+  /** noisy-channel score: sum of log frequencies minus EDIT_PENALTY per unit of cost */
+  score: number;
+  changed: boolean;
+}
+
+/** Log-frequency units one edit costs: a correction must be e^3 ~ 20 times more frequent. */
+export const EDIT_PENALTY = 3;
+/** A known word is only questioned when a candidate this many times more frequent exists. */
+const RARE_WORD_RATIO = 30;
+/** ...and only when it is this rare itself. */
+const RARE_WORD_MAX = 3;
+/** A split into two words counts as this many edits. */
+const SPLIT_COST = 1.5;
+/** Weight of log(1 + documents containing two adjacent words) in a reading's score. */
+const CONTEXT_WEIGHT = 1;
+const PER_WORD = 3;
+/** Weight given to a prefix that some term starts with (what is typed so far is plausible). */
+const PREFIX_WEIGHT = 1e6;
+
+/** Edits allowed when correcting a word the index does not know. */
+export function correctionEdits(length: number): number {
+  return length >= 7 ? 2 : length >= 3 ? 1 : 0;
+}
+
+export class SpellCorrector {
+  constructor(
+    private readonly snapshot: IndexSnapshot,
+    private readonly kind: VocabularyKind = 'suggestive',
+  ) {}
+
+  /** Candidates for one word, best first; the word itself is among them when it is known. */
+  wordCandidates(word: string, isPrefix: boolean): WordCandidate[] {
+    const snap = this.snapshot;
+    const own = isPrefix ? (snap.hasPrefix(word, this.kind) ? PREFIX_WEIGHT : 0) : snap.termWeight(word, this.kind);
+    const out: WordCandidate[] = [];
+    if (own > 0) out.push({ text: word, cost: 0, weight: own });
+    if (isPrefix && own > 0) return out;
+    // A known word is questioned only when it is rare and has no digits (model numbers are
+    // meant as typed), and never in favour of its own singular or plural.
+    const questioned = own === 0 || (own <= RARE_WORD_MAX && !/\d/.test(word));
+    // the nearest candidates first; unknown words may look further when nothing is near
+    const strict = maxEditsFor(word.length);
+    const lenient = own > 0 ? strict : correctionEdits(word.length);
+    if (lenient > 0 && questioned && !/\d/.test(word)) {
+      const base = singular(word) ?? word;
+      let matches = strict > 0 ? snap.fuzzyTerms(word, strict, isPrefix, this.kind, 12) : [];
+      if (lenient > strict && matches.every((m) => m.matched === word)) matches = snap.fuzzyTerms(word, lenient, isPrefix, this.kind, 12);
+      for (const m of matches) {
+        const text = isPrefix ? m.matched : m.term;
+        if (text === word) continue;
+        if (own > 0 && (m.weight < RARE_WORD_RATIO * own || (singular(text) ?? text) === base)) continue;
+        // same last letter as typed (plural stays plural) breaks near-ties
+        const cost = typoCost(m.distance, word, m.term) - (text.at(-1) === word.at(-1) ? 0.1 : 0);
+        out.push({ text, cost, weight: m.weight });
+      }
+    }
+    if (own === 0 && !isPrefix && word.length >= 6 && !/\d/.test(word)) {
+      // glued words: "samsunggalaxy" -> "samsung galaxy"
+      let best: WordCandidate | null = null;
+      for (let i = 2; i <= word.length - 2; i++) {
+        const wa = snap.termWeight(word.slice(0, i), this.kind);
+        const wb = wa > 0 ? snap.termWeight(word.slice(i), this.kind) : 0;
+        if (wa > 0 && wb > 0 && (best === null || Math.min(wa, wb) > best.weight)) best = { text: `${word.slice(0, i)} ${word.slice(i)}`, cost: SPLIT_COST, weight: Math.min(wa, wb) };
+      }
+      if (best) out.push(best);
+    }
+    out.sort((a, b) => this.wordScore(b) - this.wordScore(a));
+    return out.slice(0, PER_WORD);
+  }
+
+  /**
+   * The best readings of the query (at most `max`), best first. Unknown words without any
+   * candidate are kept as typed.
+   */
+  candidates(words: string[], lastIsPrefix: boolean, max = 4): QueryCorrection[] {
+    // readings: the words as typed, and each join of a word with the next ("bath rom" ->
+    // "bathrom" -> "bathroom") when one of the two is unknown
+    const readings: { words: string[]; cost: number; fixed: Map<number, WordCandidate[]> }[] = [{ words, cost: 0, fixed: new Map() }];
+    for (let i = 0; i + 1 < words.length; i++) {
+      if (lastIsPrefix && i + 1 === words.length - 1) continue;
+      const a = words[i] as string;
+      const b = words[i + 1] as string;
+      if (this.snapshot.termWeight(a, this.kind) > 0 && this.snapshot.termWeight(b, this.kind) > 0) continue;
+      const joined = this.wordCandidates(a + b, false);
+      if (joined.length === 0) continue;
+      readings.push({ words: [...words.slice(0, i), a + b, ...words.slice(i + 2)], cost: 1, fixed: new Map([[i, joined]]) });
+    }
+    const all: QueryCorrection[] = [];
+    for (const r of readings) {
+      let beams: Beam[] = [{ words: [], cost: r.cost, score: -EDIT_PENALTY * r.cost, changed: r.cost > 0, last: '', open: false }];
+      r.words.forEach((w, i) => {
+        const isPrefix = lastIsPrefix && i === r.words.length - 1;
+        let cands = r.fixed.get(i) ?? this.wordCandidates(w, isPrefix);
+        if (cands.length === 0) cands = [{ text: w, cost: 0, weight: 0 }];
+        const next: Beam[] = [];
+        for (const b of beams) {
+          for (const c of cands) {
+            const first = c.text.split(' ');
+            // words that occur together in documents support each other ("little giant")
+            const context = b.last && !isPrefix && (b.open || cands.length > 1) ? CONTEXT_WEIGHT * Math.log1p(this.snapshot.cooccurrence(b.last, first[0] as string)) : 0;
+            next.push({
+              words: [...b.words, ...first],
+              cost: b.cost + c.cost,
+              score: b.score + this.wordScore(c) + context,
+              changed: b.changed || c.text !== w,
+              last: first[first.length - 1] as string,
+              open: cands.length > 1,
+            });
+          }
+        }
+        next.sort((x, y) => y.score - x.score);
+        beams = next.slice(0, Math.max(max, 8));
+      });
+      for (const b of beams) all.push({ words: b.words, cost: b.cost, score: b.score, changed: b.changed });
+    }
+    all.sort((x, y) => y.score - x.score);
+    const seen = new Set<string>();
+    return all.filter((c) => {
+      const k = c.words.join(' ');
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    }).slice(0, max);
+  }
+
+  /**
+   * Log probability of a word (its weight over the collection's, so that readings with fewer
+   * words are not at a disadvantage) minus the cost of its edits.
+   */
+  private wordScore(c: WordCandidate): number {
+    const w = c.weight >= PREFIX_WEIGHT ? this.snapshot.docCount : c.weight;
+    return Math.log((w + 0.5) / (this.snapshot.docCount + 1)) - EDIT_PENALTY * c.cost;
+  }
+
+  /** The corrected words, or null when the best reading is the query as typed. */
+  correct(words: string[], lastIsPrefix: boolean): string[] | null {
+    const best = this.candidates(words, lastIsPrefix, 1)[0];
+    return best && best.changed ? best.words : null;
+  }
+}
+
+

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import type { SuggestDocument } from '../../../node/runtime/document.js';
+import { SuggestEngine } from '../engine.js';
+import { ENGINE_FORMAT_VERSION } from '../engine-format.js';
+import { validateFilters } from '../filters.js';
+import { loadBestBuy } from './helpers.js';
+
+const small: SuggestDocument[] = [
+  { id: '1', title: 'Samsung Galaxy S7 32GB Black', desc: 'A phone', manufacturer: 'Samsung', raw: { category: 'Phones', price: 699, popularity: 900, url: 'https://x/1', image: 'https://x/1.jpg', currency: 'usd' } },
+  { id: '2', title: 'Samsung Galaxy S7 Edge 64GB', desc: 'A bigger phone', manufacturer: 'Samsung', raw: { category: 'Phones', price: 799, popularity: 500 } },
+  { id: '3', title: 'Apple iPhone 7 128GB', desc: 'Another phone', manufacturer: 'Apple', raw: { category: 'Phones', price: 749, popularity: 1000 } },
+  { id: '4', title: 'OtterBox Defender Case for Samsung Galaxy S7', desc: 'Rugged case', manufacturer: 'OtterBox', raw: { category: 'Cases', price: 49.99 } },
+  { id: '5', title: 'OtterBox Symmetry Case for iPhone 7', desc: 'Slim case', manufacturer: 'OtterBox', raw: { category: 'Cases', price: 39.99 } },
+];
+
+const ids = (r: { suggestions: { id: string }[] }): string[] => r.suggestions.map((s) => s.id);
+
+describe('SuggestEngine', () => {
+  it('upserts, replaces and removes documents', () => {
+    const e = new SuggestEngine();
+    expect(e.upsert(small)).toEqual({ upserted: 5, created: 5 });
+    expect(e.documentCount).toBe(5);
+    expect(e.upsert([{ ...small[0]!, title: 'Samsung Galaxy S8 64GB' }])).toEqual({ upserted: 1, created: 0 });
+    expect(e.documentCount).toBe(5);
+    expect(e.get('1')?.title).toBe('Samsung Galaxy S8 64GB');
+    expect(ids(e.autocomplete({ query: 'galaxy s8' }))[0]).toBe('1');
+    expect(ids(e.autocomplete({ query: 'galaxy s7 32gb' }))[0]).not.toBe('1');
+    expect(e.remove(['2', 'nope'])).toBe(1);
+    expect(e.get('2')).toBeNull();
+    expect(ids(e.autocomplete({ query: 'edge' }))).toEqual([]);
+    expect(e.typeahead({ query: 'samsung galaxy s7 e' }).suggestions.map((s) => s.title)).not.toContain('Samsung Galaxy S7 Edge 64GB');
+    expect(e.documentCount).toBe(4);
+  });
+
+  it('maps display fields into autocomplete suggestions', () => {
+    const e = new SuggestEngine();
+    e.upsert(small);
+    const r = e.autocomplete({ query: 'galaxy s7 black' });
+    expect(r.mode).toBe('fts_only');
+    expect(r.suggestions[0]).toMatchObject({
+      id: '1',
+      type: 'product',
+      title: 'Samsung Galaxy S7 32GB Black',
+      subtitle: 'Phones',
+      description: 'A phone',
+      url: 'https://x/1',
+      image: 'https://x/1.jpg',
+      price: 699,
+      currency: 'USD',
+      metadata: { concepts: ['Samsung', 'Phones'], matched_words: 3, typos: 0 },
+    });
+  });
+
+  it('applies filters', () => {
+    const e = new SuggestEngine();
+    e.upsert(small);
+    const f = validateFilters({ category: ['cases'], price: { lt: 45 } });
+    expect(ids(e.autocomplete({ query: 'otterbox', filters: f.filters }))).toEqual(['5']);
+    expect(ids(e.autocomplete({ query: 'samsung', filters: validateFilters({ manufacturer: ['samsung'] }).filters }))).toEqual(['1', '2']);
+  });
+
+  it('answers empty queries and empty indexes with no suggestions', () => {
+    const e = new SuggestEngine();
+    expect(e.typeahead({ query: 'sam' }).suggestions).toEqual([]);
+    expect(e.autocomplete({ query: 'sam' }).suggestions).toEqual([]);
+    e.upsert(small);
+    expect(e.typeahead({ query: '  ?! ' })).toEqual({ normalized_query: '', corrected_query: null, suggestions: [] });
+    expect(e.autocomplete({ query: 'zzzzqqq' }).suggestions).toEqual([]);
+  });
+
+  it('clamps limits to 1..50', () => {
+    const e = new SuggestEngine();
+    e.upsert(loadBestBuy().slice(0, 400));
+    expect(e.typeahead({ query: 'c', limit: 500 }).suggestions.length).toBe(50);
+    expect(e.typeahead({ query: 'c', limit: 0 }).suggestions.length).toBe(1);
+    expect(e.autocomplete({ query: 'case', limit: 3 }).suggestions.length).toBe(3);
+  });
+
+  it('keeps results stable across segments, merges and compaction', () => {
+    const docs = loadBestBuy().slice(0, 1200);
+    const one = new SuggestEngine();
+    one.upsert(docs);
+    one.refresh();
+    const many = new SuggestEngine({ maxPending: 100 });
+    for (let i = 0; i < docs.length; i += 50) many.upsert(docs.slice(i, i + 50));
+    many.refresh();
+    const st = many.stats();
+    expect(st.documents).toBe(1200);
+    expect(st.segments).toBeGreaterThan(1);
+    expect(st.segments).toBeLessThanOrEqual(8);
+    // lexical scores use whole-index statistics, so rankings agree
+    for (const q of ['samsung galaxy', 'case for iphone', 'otterbox defender', 'wireles charger']) {
+      expect(ids(many.autocomplete({ query: q }))).toEqual(ids(one.autocomplete({ query: q })));
+    }
+    // brand support adds up over segments (segments without the brand count it as a phrase)
+    const brandScore = (e: SuggestEngine): number => e.typeahead({ query: 'samsung' }).suggestions.find((s) => s.type === 'brand')?.score ?? 0;
+    expect(Math.abs(brandScore(many) / brandScore(one) - 1)).toBeLessThan(0.1);
+
+    // deleting most of the index compacts the segments
+    many.remove(docs.slice(0, 900).map((d) => d.id));
+    expect(many.stats().documents).toBe(300);
+    expect(many.stats().deleted).toBeLessThan(300);
+    for (const d of docs.slice(0, 900)) expect(many.get(d.id)).toBeNull();
+  });
+
+  it('serializes and loads without changing results', () => {
+    const e = new SuggestEngine();
+    e.upsert(loadBestBuy().slice(0, 800));
+    e.remove(['bb3', 'bb10']);
+    const bytes = e.serialize();
+    const back = SuggestEngine.deserialize(bytes);
+    expect(back.stats()).toEqual(e.stats());
+    for (const q of ['sams', 'iphne', 'samsung gal', 'case f']) expect(back.typeahead({ query: q })).toEqual(e.typeahead({ query: q }));
+    for (const q of ['otterbox', 'samsung galaxy s7 case']) expect(back.autocomplete({ query: q })).toEqual(e.autocomplete({ query: q }));
+    expect(back.get('bb3')).toBeNull();
+    expect(back.get('bb4')).toEqual(e.get('bb4'));
+    // the loaded engine keeps accepting writes
+    back.upsert([{ id: 'new', title: 'Zanzibar Phone Holder', desc: '', manufacturer: 'Zanzibar', raw: {} }]);
+    expect(back.typeahead({ query: 'zanz' }).suggestions[0]?.title).toBe('Zanzibar');
+  });
+
+  it('refuses foreign and newer snapshots', () => {
+    expect(() => SuggestEngine.deserialize(new Uint8Array(16))).toThrow(/magic/);
+    const bytes = new SuggestEngine().serialize();
+    new DataView(bytes.buffer).setUint32(4, ENGINE_FORMAT_VERSION + 1, true);
+    expect(() => SuggestEngine.deserialize(bytes)).toThrow(/newer/);
+  });
+
+  it('shares segment memory with a reader', () => {
+    const e = new SuggestEngine();
+    e.upsert(small);
+    const shared = e.exportShared();
+    expect(shared.segments[0]?.buffer).toBeInstanceOf(SharedArrayBuffer);
+    const reader = SuggestEngine.fromShared(shared);
+    expect(reader.typeahead({ query: 'otter' })).toEqual(e.typeahead({ query: 'otter' }));
+    // a delete by the owner is seen by the reader (tombstones are shared)
+    e.remove(['4']);
+    expect(ids(reader.autocomplete({ query: 'defender' }))).toEqual([]);
+  });
+
+  it('reports bytes per document', () => {
+    const e = new SuggestEngine();
+    e.upsert(small);
+    const s = e.stats();
+    expect(s.format_version).toBe(ENGINE_FORMAT_VERSION);
+    expect(s.bytes_per_document).toBeGreaterThan(s.index_bytes_per_document);
+    expect(s.bytes.total).toBeGreaterThan(0);
+  });
+});

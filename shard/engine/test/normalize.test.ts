@@ -1,0 +1,33 @@
+// Tests for node/runtime/text/normalize.ts (kept with the engine tests, its main user).
+import { describe, expect, it } from 'vitest';
+import { normalize } from '../../../node/runtime/text/normalize.js';
+
+describe('normalize', () => {
+  it.each([
+    ['Crème Brûlée', 'creme brulee'],
+    ['ＡＢＣ１２３', 'abc123'],
+    ['Straße', 'strasse'],
+    ['İstanbul', 'istanbul'],
+    ['ΣΊΣΥΦΟΣ', 'σισυφοσ'],
+    ['Insignia™ TV', 'insignia tv'],
+    ['Briggs &amp; Stratton', 'briggs & stratton'],
+    ['  many   spaces\there\n', 'many spaces here'],
+    ['Men’s “Best” — Shoes', 'men\'s "best" - shoes'],
+    ['ﬁle ½ ㎏', 'file 1/2 kg'],
+    ['Łódź Ørsted Æble', 'lodz orsted aeble'],
+  ])('%s -> %s', (input, expected) => {
+    expect(normalize(input)).toBe(expected);
+  });
+
+  it('keeps non-Latin scripts intact', () => {
+    expect(normalize('東京タワー')).toBe('東京タワー');
+    expect(normalize('नमस्ते दुनिया')).toBe('नमस्ते दुनिया');
+    expect(normalize('ガギグ')).toBe('ガギグ'); // dakuten are letters, not accents
+    expect(normalize('مرحبا')).toBe('مرحبا');
+    expect(normalize('한국어')).toBe('한국어');
+  });
+
+  it('is idempotent', () => {
+    for (const s of ['Crème', 'ＡＢＣ', 'Straße', '55" TV', 'at&t', '東京']) expect(normalize(normalize(s))).toBe(normalize(s));
+  });
+});

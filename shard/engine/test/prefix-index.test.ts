@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { PrefixIndex, tableRange } from '../prefix-index.js';
+import { random, randomWord } from './helpers.js';
+
+describe('PrefixIndex', () => {
+  it('finds prefix ranges like a linear scan over random strings', () => {
+    const rnd = random(7);
+    for (let round = 0; round < 20; round++) {
+      const alphabet = round % 2 === 0 ? 'abc' : 'abcdefgh';
+      const words = Array.from({ length: 300 }, () => randomWord(rnd, alphabet, 0, 8));
+      const index = PrefixIndex.build(words);
+      const sorted = [...new Set(words)].sort();
+      expect([...index]).toEqual(sorted);
+      for (let q = 0; q < 100; q++) {
+        const prefix = randomWord(rnd, alphabet + 'z', 0, 4);
+        const [lo, hi] = index.prefixRange(prefix);
+        const expected = sorted.filter((w) => w.startsWith(prefix));
+        expect(sorted.slice(lo, hi)).toEqual(expected);
+        const exact = sorted.indexOf(prefix);
+        expect(index.get(prefix)).toBe(exact);
+      }
+    }
+  });
+
+  it('handles non-ASCII keys by code unit', () => {
+    const index = PrefixIndex.build(['東京', '東京タワー', 'crème', 'creme', '😀x', '😀']);
+    expect(index.get('東京タワー')).toBeGreaterThanOrEqual(0);
+    const [lo, hi] = index.prefixRange('東京');
+    expect(hi - lo).toBe(2);
+    expect(index.termAt(index.get('😀x'))).toBe('😀x');
+    expect(index.get('missing')).toBe(-1);
+  });
+
+  it('skips a shared prefix in one step', () => {
+    const index = PrefixIndex.build(['apple', 'apply', 'apt', 'banana', 'band']);
+    expect(index.termAt(index.skipPrefix(0, 3))).toBe('apt');
+    expect(index.termAt(index.skipPrefix(0, 2))).toBe('banana');
+    expect(index.skipPrefix(3, 3)).toBe(5);
+  });
+
+  it('serves ranges over a key table with explicit ends', () => {
+    const keys = ['a b', 'a c', 'b', 'b a'];
+    const index = PrefixIndex.build(keys);
+    const table = { chars: index.chars, starts: index.offsets.subarray(0, index.size), ends: index.offsets.subarray(1) };
+    expect(tableRange(table, 'a ')).toEqual([0, 2]);
+    expect(tableRange(table, 'b')).toEqual([2, 4]);
+    expect(tableRange(table, 'c')).toEqual([4, 4]);
+  });
+});

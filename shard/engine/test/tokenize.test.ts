@@ -1,0 +1,107 @@
+// Tests for node/runtime/text/tokenize.ts and analyze-query.ts.
+import { describe, expect, it } from 'vitest';
+import { analyzeQuery } from '../../../node/runtime/text/analyze-query.js';
+import { singular, tokenize, words, type Token } from '../../../node/runtime/text/tokenize.js';
+
+const terms = (s: string, kind?: Token['kind']): string[] => tokenize(s).filter((t) => !kind || t.kind === kind).map((t) => t.term);
+
+describe('tokenize', () => {
+  it('keeps numbers with units and splits them where it helps', () => {
+    expect(terms('65in TV')).toEqual(['65in', '65', 'in', 'tv']);
+    expect(terms('rtx4090')).toEqual(['rtx4090', 'rtx', '4090']);
+    expect(terms('1tb ssd', 'word')).toEqual(['1tb', 'ssd']);
+    expect(terms('36inches')).toContain('36in');
+  });
+
+  it('joins hyphenated words and keeps their parts', () => {
+    expect(terms('i-phone')).toEqual(['iphone', 'i', 'phone']);
+    expect(terms('wi-fi', 'word')).toEqual(['wifi']);
+    expect(terms('self-propelled mower', 'part')).toEqual(['self', 'propelled']);
+    expect(terms('AT&T')).toEqual(['att', 'at', 't']);
+    // ranges of numbers stay two numbers
+    expect(terms('10-20', 'word')).toEqual(['10', '20']);
+  });
+
+  it('handles fractions, decimals and thousands', () => {
+    expect(terms('1/2 in. x 10 ft. pvc', 'word')).toEqual(['1/2', 'in', 'x', '10', 'ft', 'pvc']);
+    expect(terms('54.6 inch', 'word')).toEqual(['54.6', 'inch']);
+    expect(terms('1,000 watts', 'word')).toEqual(['1000', 'watts']);
+    expect(terms('2.5in')).toEqual(['2.5in', '2.5', 'in']);
+  });
+
+  it('reads quote marks after numbers as inches and feet', () => {
+    expect(terms('Samsung 55" Class', 'word')).toEqual(['samsung', '55in', 'class']);
+    expect(terms("6' ladder", 'word')).toEqual(['6ft', 'ladder']);
+  });
+
+  it('drops apostrophes', () => {
+    expect(terms("Men's Shoes", 'word')).toEqual(['mens', 'shoes']);
+    expect(terms("80's music", 'word')).toEqual(['80s', 'music']);
+    expect(terms("don't", 'word')).toEqual(['dont']);
+  });
+
+  it('adds canonical units after numbers only', () => {
+    expect(terms('36 inches')).toContain('in');
+    expect(terms('5 gallon bucket')).toContain('gal');
+    expect(terms('made in usa')).not.toContain('inch');
+    expect(terms('inches')).toEqual(['inches', 'inch']); // no number before: no unit, only the singular
+  });
+
+  it('adds singular forms as alternatives', () => {
+    expect(terms('batteries', 'alt')).toEqual(['battery']);
+    expect(terms('drills', 'alt')).toEqual(['drill']);
+    expect(terms('boxes', 'alt')).toEqual(['box']);
+    expect(terms('glass', 'alt')).toEqual([]);
+    expect(terms('t-shirts', 'alt')).toEqual(['tshirt']);
+    expect(singular('headphones')).toBeNull();
+    expect(singular('series')).toBeNull();
+  });
+
+  it('splits CJK runs into overlapping bigrams and keeps other scripts whole', () => {
+    expect(terms('東京タワー')).toEqual(['東京', '京タ', 'タワ', 'ワー']);
+    expect(terms('iPhone用ケース', 'word')).toEqual(['iphone', '用ケ', 'ケー', 'ース']);
+    expect(terms('中')).toEqual(['中']);
+    expect(terms('नमस्ते दुनिया')).toEqual(['नमस्ते', 'दुनिया']);
+    expect(terms('한국 노트북')).toEqual(['한국', '노트', '트북']);
+  });
+
+  it('numbers positions by word and gives variants their word position', () => {
+    const toks = tokenize('red i-phone case');
+    expect(toks.map((t) => [t.term, t.pos])).toEqual([
+      ['red', 0],
+      ['iphone', 1],
+      ['i', 1],
+      ['phone', 1],
+      ['case', 2],
+    ]);
+  });
+
+  it('survives hostile input', () => {
+    expect(tokenize('')).toEqual([]);
+    expect(tokenize('!!! --- ///')).toEqual([]);
+    expect(tokenize('constructor __proto__ toString').map((t) => t.term)).toContain('constructor');
+    const long = 'a'.repeat(1000);
+    expect(tokenize(long)[0]?.term.length).toBe(64);
+    expect(() => tokenize('\u0000\ud800 emoji 😀 zero\u200bwidth')).not.toThrow();
+  });
+
+  it('words() gives the display stream only', () => {
+    expect(words('Samsung - Galaxy S7 (32GB)')).toEqual(['samsung', 'galaxy', 's7', '32gb']);
+  });
+});
+
+describe('analyzeQuery', () => {
+  it('reports the normalized query and whether the last word is finished', () => {
+    const q = analyzeQuery('  Samsung  65in ');
+    expect(q.normalized).toBe('samsung 65in');
+    expect(q.lastWordComplete).toBe(true);
+    expect(q.words[1]).toEqual({ term: '65in', alternatives: [], parts: ['65', 'in'] });
+    expect(analyzeQuery('iphone').lastWordComplete).toBe(false);
+    expect(analyzeQuery('Drills').words[0]?.alternatives).toEqual(['drill']);
+    expect(analyzeQuery('?!').words).toEqual([]);
+  });
+
+  it('caps the number of words', () => {
+    expect(analyzeQuery('a b c d e f g h i j k l m n o p q r s t').words.length).toBe(16);
+  });
+});

@@ -1,0 +1,143 @@
+// Typeahead: completions of what is typed, from the precomputed suggestion tables of every
+// segment. The query's words (the last one as a prefix unless followed by a space) are looked up
+// at the start of suggestion keys and at later word starts (ranked lower); scores of the same
+// suggestion in several segments add up. When that leaves room, the query's spelling
+// alternatives are looked up too (ranked lower by typo cost), and then products matching every
+// word anywhere (ranked lowest). Scores are sums over supporting documents times match factors,
+// so results of several index parts merge by adding the scores of equal ids.
+import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
+import type { IndexSnapshot } from './index-snapshot.js';
+import { lexicalSearch } from './lexical-search.js';
+import { docWeightOf, type Segment } from './segment.js';
+import type { SpellCorrector } from './spell-corrector.js';
+import type { CompletionHit } from './suggestion-index.js';
+import type { SuggestResult, TypeaheadSuggestion } from './types.js';
+
+/** A match at a later word of a suggestion ("gal" -> "Samsung Galaxy"). */
+export const INNER_FACTOR = 0.5;
+/** The suggestion is exactly what was typed. */
+export const EXACT_FACTOR = 1.25;
+/** Per unit of typo cost of a corrected query. */
+export const TYPEAHEAD_TYPO_FACTOR = 0.3;
+/** Products found by full-text matching when the tables ran short. */
+export const PRODUCT_FALLBACK_FACTOR = 0.2;
+
+interface Candidate {
+  key: string;
+  segment: Segment;
+  sug: number;
+  factor: number;
+}
+
+export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, query: string, limit: number): SuggestResult<TypeaheadSuggestion> {
+  const q = analyzeQuery(query);
+  const words = q.words.map((w) => w.term);
+  if (words.length === 0 || snapshot.liveCount === 0) return { normalized_query: q.normalized, corrected_query: null, suggestions: [] };
+  const lastIsPrefix = !q.lastWordComplete;
+  const cands = new Map<string, Candidate>();
+  gather(snapshot, words, lastIsPrefix, 1, limit, cands);
+
+  // Spelling alternatives: when something is unknown or the tables ran short.
+  let corrected: string[] | null = null;
+  const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snapshot.hasPrefix(w, 'suggestive') : snapshot.termWeight(w, 'suggestive') === 0));
+  if (unknown || cands.size < limit) {
+    const exactCount = cands.size;
+    for (const alt of corrector.candidates(words, lastIsPrefix, 4)) {
+      if (!alt.changed) continue;
+      const before = cands.size;
+      gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), limit, cands);
+      if (corrected === null && exactCount === 0 && cands.size > before) corrected = alt.words;
+    }
+  }
+
+  // score every candidate (cheap), then build only the best ones
+  const scored: { c: Candidate; score: number }[] = [];
+  for (const c of cands.values()) {
+    const score = candidateScore(snapshot, c);
+    if (score > 0) scored.push({ c, score });
+  }
+  scored.sort((a, b) => b.score - a.score || (a.c.key < b.c.key ? -1 : 1));
+  const out: TypeaheadSuggestion[] = [];
+  const titles = new Set<string>();
+  for (const { c, score } of scored) {
+    if (out.length >= limit) break;
+    const s = toSuggestion(c, score);
+    if (s === null) continue;
+    const t = s.title.toLowerCase();
+    if (titles.has(t)) continue;
+    titles.add(t);
+    out.push(s);
+  }
+
+  if (out.length < limit) {
+    // products with every word somewhere (typo-tolerant), below anything the tables matched
+    const productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
+    const res = lexicalSearch(snapshot, productQuery, { limit, requireAll: true, prefixLast: lastIsPrefix });
+    const top = res.hits[0]?.score ?? 1;
+    const have = new Set(out.map((s) => s.id));
+    for (const h of res.hits) {
+      const seg = snapshot.segments[h.segment] as Segment;
+      const id = seg.idAt(h.ord);
+      const title = seg.title(h.ord);
+      if (have.has(id) || titles.has(title.toLowerCase())) continue;
+      have.add(id);
+      titles.add(title.toLowerCase());
+      const score = PRODUCT_FALLBACK_FACTOR * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
+      out.push({ id, type: 'product', title, score: round(score) });
+    }
+  }
+
+  out.sort((a, b) => b.score - a.score || (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+  return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, limit) };
+}
+
+/** Looks up `words` in every segment's tables and adds the completions to `cands`. */
+function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: Map<string, Candidate>): void {
+  const key = words.join(' ');
+  // a finished last word must match a whole word: fetch more, keep those continuing with a space
+  const k = lastIsPrefix ? limit + 8 : limit * 3 + 8;
+  const hits: CompletionHit[] = [];
+  for (const seg of snapshot.segments) {
+    if (seg.liveCount === 0) continue;
+    hits.length = 0;
+    seg.suggestions.complete(key, k, true, seg.deletedSuggestionWeights, hits);
+    for (const h of hits) {
+      const full = seg.suggestions.key(h.sug);
+      if (!lastIsPrefix && !wholeWords(full, key, h.inner)) continue;
+      const f = factor * (h.inner ? INNER_FACTOR : 1) * (full === key ? EXACT_FACTOR : 1);
+      const c = cands.get(full);
+      if (c === undefined) cands.set(full, { key: full, segment: seg, sug: h.sug, factor: f });
+      else if (f > c.factor) c.factor = f;
+    }
+  }
+}
+
+function wholeWords(full: string, key: string, inner: boolean): boolean {
+  if (!inner) return full === key || full.startsWith(`${key} `);
+  return full.endsWith(` ${key}`) || full.includes(` ${key} `);
+}
+
+/** Score of a candidate: its live support summed over segments, times its match factor. */
+function candidateScore(snapshot: IndexSnapshot, c: Candidate): number {
+  let base = 0;
+  for (const seg of snapshot.segments) {
+    const sug = seg === c.segment ? c.sug : seg.suggestions.find(c.key);
+    if (sug >= 0) base += seg.suggestions.liveScore(sug, seg.deletedSuggestionWeights);
+  }
+  return base * c.factor;
+}
+
+function toSuggestion(c: Candidate, score: number): TypeaheadSuggestion | null {
+  const seg = c.segment;
+  const type = seg.suggestions.type(c.sug);
+  if (type === 'product') {
+    const doc = seg.suggestions.bestDocs[c.sug] as number;
+    if (!seg.isLive(doc)) return null;
+    return { id: seg.idAt(doc), type, title: seg.title(doc), score: round(score) };
+  }
+  return { id: `q:${c.key}`, type, title: seg.suggestions.display(c.sug), score: round(score) };
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}

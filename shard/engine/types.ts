@@ -1,0 +1,69 @@
+// The engine's public request and result shapes (the suggestion objects follow the contract
+// fixed in ARCHITECTURE.md: the router adds query, original_query, mode, index, took_ms, debug).
+import type { FilterSpec } from './filters.js';
+import type { CollectionStats } from './index-snapshot.js';
+import type { SuggestionType } from './suggestion-miner.js';
+
+export type { SuggestionType } from './suggestion-miner.js';
+export type { FilterSpec } from './filters.js';
+export type { CollectionStats } from './index-snapshot.js';
+
+export type AutocompleteMode = 'fts_only' | 'vector_only' | 'hybrid' | 'fts_rerank';
+export const AUTOCOMPLETE_MODES: readonly AutocompleteMode[] = ['fts_only', 'vector_only', 'hybrid', 'fts_rerank'];
+
+export interface TypeaheadRequest {
+  query: string;
+  /** 1 to 50, default 10 */
+  limit?: number;
+}
+
+export interface AutocompleteRequest {
+  query: string;
+  /** 1 to 50, default 10 */
+  limit?: number;
+  /** validated filters (see `validateFilters` in filters.ts) */
+  filters?: FilterSpec | null;
+  /** default fts_only */
+  mode?: AutocompleteMode;
+  /** collection statistics of the whole index, to score every part on one scale */
+  stats?: CollectionStats;
+}
+
+export interface TypeaheadSuggestion {
+  /** the document id for a product, `q:<normalized text>` otherwise (stable across parts) */
+  id: string;
+  type: SuggestionType;
+  title: string;
+  score: number;
+}
+
+export interface AutocompleteSuggestion {
+  id: string;
+  type: 'product';
+  title: string;
+  subtitle: string;
+  description: string;
+  url: string | null;
+  image: string | null;
+  price: number | null;
+  currency: string | null;
+  score: number;
+  metadata: {
+    concepts: string[];
+    /** query words the document matched, and the typo cost of those matches */
+    matched_words: number;
+    typos: number;
+  };
+}
+
+export interface SuggestResult<S> {
+  normalized_query: string;
+  /** the query as corrected from the index's vocabulary, null when unchanged */
+  corrected_query: string | null;
+  suggestions: S[];
+}
+
+export interface AutocompleteResult extends SuggestResult<AutocompleteSuggestion> {
+  /** the mode actually used */
+  mode: AutocompleteMode;
+}

@@ -1,0 +1,85 @@
+// How a job reaches the parts of the physical index it works on: part `i` lives in partition
+// partitionOf(tenant, physical, i), served by that partition's primary in this node's placement
+// table, reached through the ShardDirectory (this node itself in-process, others over gRPC). A
+// call refused with `wrong_owner` re-reads placement and is tried again; `unavailable` (a node
+// restarting) is retried a few times with backoff before the job gives up.
+import type { Coordinator, PlacementTable } from '../../coordinator/coordinator.js';
+import type * as pb from '../../proto/gen/shard.js';
+import { encodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
+import { SuggestError, fail } from '../../node/runtime/errors.js';
+import { partitionOf } from '../../node/runtime/hash.js';
+import type { NodeId } from '../../node/runtime/ids.js';
+import type { ShardApi, ShardDirectory } from '../../node/runtime/shard-api.js';
+
+export interface PlacementSource {
+  current(): PlacementTable | undefined;
+  /** reads the table again from the coordinator */
+  refresh(): Promise<void>;
+}
+
+const RETRIES = 5;
+const BACKOFF_MS = 200;
+
+/** Placement from a getter (the node's watched table), refreshed from the coordinator on demand. */
+export function placementSource(get: () => PlacementTable | undefined, coordinator: Coordinator, adopt: (t: PlacementTable) => void): PlacementSource {
+  return {
+    current: get,
+    async refresh() {
+      const t = await coordinator.getPlacement();
+      if (t) adopt(t);
+    },
+  };
+}
+
+export class PartWriter {
+  constructor(
+    private readonly directory: ShardDirectory,
+    private readonly placement: PlacementSource,
+    readonly tenant: string,
+    readonly physical: string,
+    readonly parts: number,
+  ) {}
+
+  /** The primary of a part and the ref to send it. */
+  route(part: number): { node: NodeId; ref: pb.IndexRef } {
+    const t = this.placement.current();
+    if (!t) return fail('unavailable', { reason: 'Placement is not known yet' });
+    const partition = partitionOf(this.tenant, this.physical, part, t.partitions);
+    const node = t.nodes[partition]?.[0];
+    if (node === undefined) return fail('unavailable', { reason: `Partition ${partition} has no primary` });
+    return { node, ref: { tenantId: this.tenant, physicalIndexId: this.physical, part, parts: this.parts, partition, epoch: t.epoch } };
+  }
+
+  async call<T>(part: number, fn: (api: ShardApi, ref: pb.IndexRef) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { node, ref } = this.route(part);
+        return await fn(this.directory.client(node), ref);
+      } catch (err) {
+        const code = err instanceof SuggestError ? err.code : null;
+        if (attempt < RETRIES && (code === 'wrong_owner' || code === 'unavailable')) {
+          if (code === 'unavailable') await sleep(BACKOFF_MS * 2 ** attempt);
+          await this.placement.refresh().catch(() => undefined);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Document count of every part. */
+  counts(): Promise<number[]> {
+    return Promise.all(Array.from({ length: this.parts }, (_, p) => this.call(p, async (api, ref) => (await api.indexStats({ ref })).documentCount)));
+  }
+
+  upsert(part: number, docs: readonly SuggestDocument[], maxDocuments: number): Promise<pb.UpsertResponse> {
+    const documents = docs.map((d) => ({ id: d.id, body: encodeDocument(d) }));
+    return this.call(part, (api, ref) => api.upsert({ ref, documents, maxDocuments }));
+  }
+
+  list(part: number, afterId: string, limit: number): Promise<pb.ListDocumentsResponse> {
+    return this.call(part, (api, ref) => api.listDocuments({ ref, afterId, limit, offset: 0 }));
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

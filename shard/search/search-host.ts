@@ -1,0 +1,209 @@
+// Keeps one SuggestEngine per index part this node stores and answers the node's queries from
+// it. Engines are built on first use from the partition's documents (or loaded from a snapshot
+// written beside the partition at close, when the snapshot still matches the stored data), and
+// follow every applied write through the node's change events, so a query after an
+// acknowledged write sees it.
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type * as pb from '../../proto/gen/shard.js';
+import { decodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
+import { fail, invalid, validationError } from '../../node/runtime/errors.js';
+import type { Logger } from '../../node/runtime/log.js';
+import { SuggestEngine } from '../engine/engine.js';
+import { validateFilters } from '../engine/filters.js';
+import { AUTOCOMPLETE_MODES, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest } from '../engine/types.js';
+import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
+import type { PartitionStore } from '../partition-store.js';
+import type { ChangeEvent } from '../shard-node.js';
+
+interface Entry {
+  engine: SuggestEngine | null;
+  loading: Promise<SuggestEngine> | null;
+  /** writes that arrived while the engine was loading, applied once it is there */
+  backlog: ChangeEvent[];
+  partition: number;
+  ref: pb.IndexRef;
+}
+
+const SNAPSHOT_VERSION = 1;
+
+interface SnapshotHeader {
+  v: number;
+  documents: number;
+  stored_bytes: number;
+}
+
+const keyOf = (ref: pb.IndexRef) => `${ref.partition}\0${ref.tenantId}\0${ref.physicalIndexId}\0${ref.part}`;
+
+export class SearchHost implements QueryHandler {
+  private readonly entries = new Map<string, Entry>();
+  private readonly stores = new Map<number, PartitionStore>();
+
+  constructor(
+    private readonly opts: { dataDir: string; log?: Logger },
+  ) {}
+
+  /** Feed for ShardNode.onChange. */
+  readonly onChange = (event: ChangeEvent): void => {
+    const key = keyOf(event.ref);
+    const entry = this.entries.get(key);
+    if (event.type === 'drop') {
+      this.entries.delete(key);
+      rmSync(this.snapshotPath(event.ref), { force: true });
+      return;
+    }
+    if (!entry) return; // not loaded: the first query builds it from the store, which has the write
+    if (!entry.engine) {
+      entry.backlog.push(event);
+      return;
+    }
+    apply(entry.engine, event);
+  };
+
+  async query(ctx: QueryContext): Promise<unknown> {
+    const engine = await this.engineFor(ctx.store, ctx.ref);
+    const payload = (ctx.payload ?? {}) as Record<string, unknown>;
+    switch (ctx.kind) {
+      case 'typeahead':
+        return engine.typeahead(typeaheadRequest(payload));
+      case 'autocomplete':
+        return engine.autocomplete(autocompleteRequest(payload));
+      default:
+        return fail('not_implemented', { feature: `Query kind '${ctx.kind}'` });
+    }
+  }
+
+  async indexStats(ctx: IndexContext): Promise<unknown> {
+    const engine = await this.engineFor(ctx.store, ctx.ref);
+    return engine.stats();
+  }
+
+  /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */
+  async close(): Promise<void> {
+    for (const entry of this.entries.values()) {
+      if (!entry.engine) continue;
+      const store = this.stores.get(entry.partition);
+      if (!store || store.isClosed) continue;
+      try {
+        const stats = store.stats(entry.ref);
+        this.writeSnapshot(entry.ref, entry.engine, { v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
+      } catch (err) {
+        this.opts.log?.warn('engine snapshot failed', { err, index: entry.ref.physicalIndexId });
+      }
+    }
+    this.entries.clear();
+  }
+
+  private engineFor(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> | SuggestEngine {
+    const key = keyOf(ref);
+    let entry = this.entries.get(key);
+    if (entry?.engine) return entry.engine;
+    if (entry?.loading) return entry.loading;
+    this.stores.set(ref.partition, store);
+    entry = { engine: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref } };
+    this.entries.set(key, entry);
+    const e = entry;
+    e.loading = this.load(store, ref).then(
+      (engine) => {
+        for (const ev of e.backlog) apply(engine, ev);
+        e.backlog = [];
+        e.engine = engine;
+        e.loading = null;
+        return engine;
+      },
+      (err: unknown) => {
+        this.entries.delete(key);
+        throw err;
+      },
+    );
+    return e.loading;
+  }
+
+  private async load(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
+    const stats = store.stats(ref);
+    const fromSnapshot = this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
+    if (fromSnapshot) return fromSnapshot;
+    const engine = new SuggestEngine();
+    const started = Date.now();
+    for await (const batch of store.scan(ref, 2000)) {
+      const docs: SuggestDocument[] = batch.map((d) => decodeDocument(d.body));
+      engine.upsert(docs);
+    }
+    engine.optimize();
+    this.opts.log?.info('engine built from stored documents', { index: ref.physicalIndexId, part: ref.part, documents: engine.documentCount, ms: Date.now() - started });
+    return engine;
+  }
+
+  private snapshotPath(ref: pb.IndexRef): string {
+    const name = Buffer.from(`${ref.tenantId}\0${ref.physicalIndexId}\0${ref.part}`).toString('base64url');
+    return path.join(this.opts.dataDir, 'engine', `p${ref.partition}`, `${name}.snap`);
+  }
+
+  private readSnapshot(ref: pb.IndexRef, documents: number, storedBytes: number): SuggestEngine | null {
+    const file = this.snapshotPath(ref);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch {
+      return null;
+    }
+    // A snapshot is used once: it is only trusted when it matches the stored data exactly.
+    rmSync(file, { force: true });
+    try {
+      const headerLength = bytes.readUInt32LE(0);
+      const header = JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')) as SnapshotHeader;
+      if (header.v !== SNAPSHOT_VERSION || header.documents !== documents || header.stored_bytes !== storedBytes) return null;
+      const engine = SuggestEngine.deserialize(bytes.subarray(4 + headerLength));
+      this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents });
+      return engine;
+    } catch (err) {
+      this.opts.log?.warn('engine snapshot unreadable; rebuilding', { err, file });
+      return null;
+    }
+  }
+
+  private writeSnapshot(ref: pb.IndexRef, engine: SuggestEngine, header: SnapshotHeader): void {
+    const file = this.snapshotPath(ref);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const head = Buffer.from(JSON.stringify(header));
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(head.length);
+    const tmp = `${file}.tmp`;
+    writeFileSync(tmp, Buffer.concat([len, head, engine.serialize()]));
+    renameSync(tmp, file);
+  }
+}
+
+function apply(engine: SuggestEngine, event: ChangeEvent): void {
+  if (event.type === 'upsert' && event.documents) engine.upsert(event.documents.map((d) => decodeDocument(d.body)));
+  else if (event.type === 'delete') engine.remove(event.ids);
+}
+
+function limitOf(payload: Record<string, unknown>): number {
+  const limit = payload.limit ?? 10;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 50) invalid(['query', 'limit'], 'limit must be an integer from 1 to 50', 'value_error.range');
+  return limit;
+}
+
+function queryOf(payload: Record<string, unknown>): string {
+  if (typeof payload.query !== 'string' || payload.query.length === 0) invalid(['query', 'query'], 'query must be a non-empty string', 'value_error.missing');
+  return payload.query;
+}
+
+function typeaheadRequest(payload: Record<string, unknown>): TypeaheadRequest {
+  return { query: queryOf(payload), limit: limitOf(payload) };
+}
+
+function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequest {
+  const req: AutocompleteRequest = { query: queryOf(payload), limit: limitOf(payload) };
+  if (payload.mode !== undefined) {
+    if (!AUTOCOMPLETE_MODES.includes(payload.mode as AutocompleteMode)) invalid(['query', 'mode'], `mode must be one of ${AUTOCOMPLETE_MODES.join(', ')}`, 'value_error.enum');
+    req.mode = payload.mode as AutocompleteMode;
+  }
+  if (payload.filters !== undefined && payload.filters !== null) {
+    const checked = validateFilters(payload.filters);
+    if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['query', ...p.loc] })));
+    req.filters = checked.filters;
+  }
+  return req;
+}
