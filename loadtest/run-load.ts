@@ -21,7 +21,7 @@ import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundResult } from './load/load-round.js';
 import { provisionIndex, waitSearchable } from './load/provision-service.js';
 import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
-import { loadWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
+import { loadWorkload, parseWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
 
 const { values } = parseArgs({
   options: {
@@ -73,13 +73,17 @@ function applyOverrides(w: Workload): Workload {
     if (!Number.isInteger(n) || n < 0) usage(`--${name} must be a non-negative integer`);
     return n;
   };
-  return {
-    ...w,
-    duration_s: int(values.duration, 'duration') ?? w.duration_s,
-    warmup_s: int(values.warmup, 'warmup') ?? w.warmup_s,
-    rounds: int(values.rounds, 'rounds') ?? w.rounds,
-    connections: int(values.connections, 'connections') ?? w.connections,
-  };
+  // checked again, so an override obeys the same bounds as the file
+  return parseWorkload(
+    {
+      ...w,
+      duration_s: int(values.duration, 'duration') ?? w.duration_s,
+      warmup_s: int(values.warmup, 'warmup') ?? w.warmup_s,
+      rounds: int(values.rounds, 'rounds') ?? w.rounds,
+      connections: int(values.connections, 'connections') ?? w.connections,
+    },
+    'command line',
+  );
 }
 
 async function setUpTarget(w: Workload, index: string): Promise<Server> {
