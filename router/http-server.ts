@@ -160,22 +160,22 @@ export class Exchange {
       res.writeHeader('access-control-allow-origin', '*');
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
     });
-    const x = this;
+    const isAborted = () => this.aborted;
     const sink: ResponseSink = {
       get aborted() {
-        return x.aborted;
+        return isAborted();
       },
       onAbort(listener) {
-        if (x.aborted) listener();
+        if (isAborted()) listener();
         else listeners.push(listener);
       },
       write(chunk) {
-        if (x.aborted) return Promise.resolve();
+        if (isAborted()) return Promise.resolve();
         let ok = true;
         res.cork(() => {
           ok = res.write(chunk);
         });
-        if (ok || x.aborted) return Promise.resolve();
+        if (ok || isAborted()) return Promise.resolve();
         return new Promise<void>((resolve) => {
           waiter = resolve;
         });

@@ -28,7 +28,6 @@ import {
 import type { Logger } from '../node/runtime/log.js';
 import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
 import type { DataPlane, ResolvedIndex } from './data-plane.js';
-import type { DocumentLimits } from './document-limits.js';
 import type { Signer } from './signing.js';
 import type { TenantContext } from './tenant-context.js';
 
@@ -71,7 +70,6 @@ export class JobService {
     private readonly coordinator: Coordinator,
     private readonly data: DataPlane,
     private readonly shards: ShardDirectory,
-    private readonly limits: DocumentLimits,
     private readonly signer: Signer,
     private readonly config: Config,
     private readonly log: Logger,
@@ -109,12 +107,12 @@ export class JobService {
 
   async createIngestion(t: TenantContext, target: ResolvedIndex, input: IngestionInput): Promise<JobRecord> {
     const now = new Date().toISOString();
-    const account = await this.limits.accountCount(t.id);
-    const indexCount = await this.data.documentCount(t.id, target.physical);
+    const [account, indexCount] = await Promise.all([this.accountCount(t.id), this.countDocuments(t.id, target.physical)]);
     const state: IngestionJobState = {
       physical_index_id: target.physical.physical_index_id,
       parts: target.physical.parts,
-      run: input.estimate <= this.config.backgroundJobThreshold ? 'immediate' : 'background',
+      // the record estimate is a scan of the bytes; a large file runs in the background whatever it says
+      run: input.estimate <= this.config.backgroundJobThreshold && input.blob.size <= this.config.maxJsonBody ? 'immediate' : 'background',
       rev: 1,
       heartbeat_at: null,
       attempt_base: 0,
@@ -213,6 +211,27 @@ export class JobService {
     }
     const { api } = await this.sequencer(rec.tenant_id, physical);
     return api.startJob({ tenantId: rec.tenant_id, jobId: rec.job_id, wait, requeue: false });
+  }
+
+  /**
+   * Documents of a physical index, from one-document list pages: IndexStats would also build the
+   * search engine of every part it asks about, which an ingestion or an export does not need.
+   */
+  async countDocuments(tenant: TenantId, physical: PhysicalIndexRecord): Promise<number> {
+    const totals = await this.data.onAllParts(tenant, physical, async (api, ref) => (await api.listDocuments({ ref, afterId: '', limit: 1, offset: 0 })).total);
+    return totals.reduce((a, b) => a + b, 0);
+  }
+
+  /** Documents of the tenant across every physical index (the account limit of a job). */
+  private async accountCount(tenant: TenantId): Promise<number> {
+    const indexes = await this.coordinator.listIndexes(tenant);
+    const counts = await Promise.all(
+      indexes.map(async (ix) => {
+        const physicals = await this.coordinator.listPhysicalIndexes(tenant, ix.index_id);
+        return (await Promise.all(physicals.map((p) => this.countDocuments(tenant, p)))).reduce((a, b) => a + b, 0);
+      }),
+    );
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   // ------------------------------------------------------------------ reading, stuck detection
@@ -404,6 +423,12 @@ export class JobService {
     else this.untrack(e.tenant_id, e.job_id);
   }
 
+  /** Active ingestion jobs writing into a physical index, loading the tenant's jobs on first use. */
+  async activeJobsOn(tenant: TenantId, physical: string): Promise<string[]> {
+    await this.ensureLoaded(tenant);
+    return this.activeOn(tenant, physical);
+  }
+
   /** Active ingestion jobs writing into a physical index (as this router knows them). */
   activeOn(tenant: TenantId, physical: string): string[] {
     return [...(this.active.get(tenant)?.get(physical) ?? [])];
@@ -466,7 +491,7 @@ export class JobService {
       this.untrack(rec.tenant_id, rec.job_id);
       return;
     }
-    let byPhysical = this.active.get(rec.tenant_id);
+    const byPhysical = this.active.get(rec.tenant_id);
     // tenants never asked about are loaded on first use; events before that are not needed
     if (!byPhysical) return;
     let set = byPhysical.get(physical);

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type * as pb from '../proto/gen/shard.js';
-import { ERRORS, SuggestError, format, invalid } from '../node/runtime/errors.js';
+import { ERRORS, SuggestError, format, validationError } from '../node/runtime/errors.js';
 import { RecordScan } from './upload-format.js';
 
 export interface UploadTarget {
@@ -128,17 +128,9 @@ async function* blobChunks(stream: AsyncIterable<Buffer | Uint8Array>, target: U
 }
 
 function missingFile(): SuggestError {
-  try {
-    return invalid(['body', 'file'], 'Field required: send the file in the multipart field `file`.', 'missing');
-  } catch (err) {
-    return err as SuggestError;
-  }
+  return validationError([{ loc: ['body', 'file'], msg: 'Field required: send the file in the multipart field `file`.', type: 'missing' }]);
 }
 
 function invalidBody(msg: string): SuggestError {
-  try {
-    return invalid(['body'], msg, 'value_error');
-  } catch (err) {
-    return err as SuggestError;
-  }
+  return validationError([{ loc: ['body'], msg, type: 'value_error' }]);
 }

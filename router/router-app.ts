@@ -11,6 +11,9 @@ import { SearchService } from './search-service.js';
 import { DataPlane } from './data-plane.js';
 import { DocumentLimits } from './document-limits.js';
 import { HttpServer } from './http-server.js';
+import { JobService } from './job-service.js';
+import { Signer } from './signing.js';
+import { MetaHub } from './sse.js';
 import { renderContract } from './openapi.js';
 import { RequestPipeline } from './request-pipeline.js';
 import type { Contract, RouterDeps } from './router-deps.js';
@@ -30,6 +33,9 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const auth = new Auth(coordinator, config, metrics);
   const limits = new DocumentLimits(coordinator, data);
   const search = new SearchService(data, shards, metrics);
+  const signer = await Signer.create(config, coordinator);
+  const jobs = new JobService(coordinator, data, shards, signer, config, log);
+  const events = new MetaHub();
   const pipeline = new RequestPipeline(auth);
   const server = new HttpServer({ maxJsonBody: config.maxJsonBody, metrics, log }, pipeline.dispatch);
 
@@ -45,6 +51,9 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
     log,
     nodeId,
     contract: () => (contract ??= renderContract(server.routes())),
+    jobs,
+    signer,
+    events,
   };
   for (const route of allRoutes(routerDeps)) server.add(route);
   // Rendered now so a route that cannot be documented fails the start, not the first request.
@@ -53,6 +62,8 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const unwatch = await coordinator.watchMeta((e) => {
     auth.onMetaEvent(e);
     data.onMetaEvent(e);
+    jobs.onMetaEvent(e);
+    events.publish(e);
   });
   await data.start();
 

@@ -7,6 +7,9 @@ import type { Metrics } from '../node/runtime/metrics.js';
 import type { Auth } from './auth.js';
 import type { DataPlane } from './data-plane.js';
 import type { DocumentLimits } from './document-limits.js';
+import type { JobService } from './job-service.js';
+import type { Signer } from './signing.js';
+import type { MetaHub } from './sse.js';
 import type { SearchService } from './search-service.js';
 
 /** The OpenAPI document, rendered once after every route is registered. */
@@ -26,4 +29,10 @@ export interface RouterDeps {
   log: Logger;
   nodeId: NodeId;
   contract: () => Contract;
+  /** ingestion and export jobs, their files and the active-job tracker */
+  jobs: JobService;
+  /** HMAC signatures of presigned upload URLs and export links */
+  signer: Signer;
+  /** index and job events for the server-sent event streams */
+  events: MetaHub;
 }

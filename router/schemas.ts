@@ -253,6 +253,18 @@ export const JobView = named(
     created_at: Timestamp,
     started_at: Type.Union([Timestamp, Type.Null()]),
     finished_at: Type.Union([Timestamp, Type.Null()]),
+    physical_index_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The physical index the job reads or writes.' })),
+    run: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('background'), Type.Null()])),
+    error_code: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Machine code of `error`: document_limit, no_valid_rows, unreadable_file, empty_file, stuck, ...' })),
+    format: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ record: Count, line: Count, id: Type.Union([Type.String(), Type.Null()]), detail: Type.String() }), {
+        description: 'Ingestion: rows that failed, with their line (the first 100; `failed` counts them all). Record 0 concerns the file as a whole.',
+      }),
+    ),
+    progress: Type.Optional(Type.Object({ bytes_total: Count, bytes_done: Count, records_done: Count })),
+    download_url: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Export: where the finished file is downloaded (relative to the service).' })),
+    expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
   }),
 );
 
@@ -261,24 +273,68 @@ export const StartIngestion = named(
   Type.Object({
     job_id: Type.String(),
     index_id: Type.String(),
-    status: Type.String(),
+    status: Type.String({ description: 'After an immediate run: the final status; after starting a background job: queued or processing.' }),
     run: Type.Union([Type.Literal('immediate'), Type.Literal('background')]),
+    job: Type.Optional(JobView),
+    hint: Type.Optional(Type.String({ description: 'Advice, e.g. to use a presigned upload for files over 20 MB.' })),
   }),
 );
 
 export const StartExport = named('StartExport', Type.Composite([StartIngestion, Type.Object({ download_url: Type.Union([Type.String(), Type.Null()]) })]));
 
+export const JobDeleted = Type.Object({ job_id: Type.String(), deleted: Type.Literal(true) });
+
 export const CloudComplete = named(
   'CloudCompleteRequest',
   Type.Object({
-    object_key: Type.String({ minLength: 1, maxLength: 1024, description: 'Key the presigned upload wrote.' }),
-    filename: Type.Optional(Type.String({ maxLength: 512 })),
+    upload_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'As returned by POST .../upload-url.' })),
+    object_key: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Same as upload_id (either one).' })),
+    source_filename: Type.Optional(Type.String({ maxLength: 512 })),
+    filename: Type.Optional(Type.String({ maxLength: 512, description: 'Same as source_filename.' })),
     format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('json'), Type.Literal('jsonl')])),
+    encoding: Type.Optional(Type.String({ maxLength: 32, description: 'utf-8, utf-16le, utf-16be, windows-1252; otherwise from a BOM or sniffed.' })),
+    mapping: Type.Optional(Type.Union([Type.Literal('documents'), Type.Literal('shopping-feed')], { description: 'How rows become documents (default documents).' })),
     size_bytes: Type.Optional(Count),
   }),
 );
 
+export const UploadUrlRequest = named(
+  'UploadUrlRequest',
+  Type.Object({
+    filename: Type.Optional(Type.String({ maxLength: 512 })),
+    size_bytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Size of the file, when known: refused at once (413) over the limit.' })),
+  }),
+);
+
+export const UploadUrl = named(
+  'UploadUrl',
+  Type.Object({
+    upload_id: Type.String(),
+    object_key: Type.String(),
+    upload_url: Type.String({ description: 'Relative to the service: PUT the raw file to it, no API key needed.' }),
+    method: Type.Literal('PUT'),
+    expires_at: Timestamp,
+    max_bytes: Count,
+    complete_url: Type.String({ description: 'POST here with {upload_id} once the PUT has succeeded.' }),
+  }),
+);
+
+export const UploadReceived = named(
+  'UploadReceived',
+  Type.Object({ upload_id: Type.String(), object_key: Type.String(), size_bytes: Count, sha256: Type.String() }),
+);
+
 export const ExportStartBody = named('StartExportRequest', Type.Object({ format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('jsonl')])) }));
+
+export const ExportDocuments = named(
+  'ExportDocuments',
+  Type.Object({
+    index_id: Type.String(),
+    physical_index_id: Type.String(),
+    documents: Type.Array(DocumentView),
+    total: Count,
+  }),
+);
 
 // ---------------------------------------------------------------- integrations
 

@@ -94,15 +94,19 @@ export function resolveFormat(h: FormatHints): { format: UploadFormat; source: s
   const fromContent: UploadFormat = h.firstByte === 0x5b ? 'json' : h.firstByte === 0x7b ? 'jsonl' : 'csv';
   const ext = h.filename?.toLowerCase().match(/\.([a-z0-9]+)$/)?.[1];
   const type = h.contentType?.split(';', 1)[0]!.trim().toLowerCase();
-  const labelled = (ext && BY_EXTENSION[ext]) || (type && BY_TYPE[type]) || null;
-  const how = ext && BY_EXTENSION[ext] ? 'file name' : 'content type';
+  const byName = ext ? BY_EXTENSION[ext] : undefined;
+  const byType = type ? BY_TYPE[type] : undefined;
+  const labelled = byName ?? byType ?? null;
+  const how = byName ? 'file name' : 'content type';
   if (!labelled) return { format: fromContent, source: 'content' };
   if (h.firstByte < 0) return { format: labelled, source: how };
-  // labels lie (a .csv holding JSON, JSON sent as text/csv): the first character decides between
-  // CSV and JSON, and between an array and one object per line
-  const looksJson = fromContent !== 'csv';
-  if (labelled === 'csv' && looksJson) return { format: fromContent, source: `content (labelled csv by ${how})` };
-  if (labelled !== 'csv' && !looksJson) return { format: 'csv', source: `content (labelled ${labelled} by ${how})` };
-  if (labelled === 'jsonl' && fromContent === 'json') return { format: 'json', source: `content (labelled jsonl by ${how})` };
+  // Labels lie (a .csv holding JSON, JSON sent as text/csv). A file starting with [ or { is JSON
+  // whatever it is called, and an array is not JSON Lines. The reverse (a .json that does not
+  // start like JSON) is believed only when the content type said it: a file named .json that is
+  // not JSON fails with its lines, instead of being read as a CSV nobody sent.
+  if (fromContent !== 'csv' && labelled !== fromContent && !(labelled === 'json' && fromContent === 'jsonl')) {
+    return { format: fromContent, source: `content (labelled ${labelled} by ${how})` };
+  }
+  if (labelled !== 'csv' && fromContent === 'csv' && !byName) return { format: 'csv', source: `content (labelled ${labelled} by content type)` };
   return { format: labelled, source: how };
 }

@@ -294,8 +294,12 @@ export class ShardNode implements ShardApi {
 
   /** Stops running jobs, refuses new requests, lets accepted ones finish, then closes the engine hook and every partition. */
   close(): Promise<void> {
-    // jobs first, while the node still serves: a stopping job writes its last batch and leaves its record queued
-    this.stopping ??= (this.jobs ? this.jobs.close() : Promise.resolve()).then(() => this.closeNode());
+    if (!this.stopping) {
+      // jobs first, while the node still serves: a stopping job writes its last batch and leaves
+      // its record queued; with none running, the node stops taking requests at once
+      const jobs = this.jobs?.close();
+      this.stopping = jobs && this.jobs!.active > 0 ? jobs.then(() => this.closeNode()) : Promise.all([jobs, this.closeNode()]).then(() => undefined);
+    }
     return this.stopping;
   }
 

@@ -82,6 +82,8 @@ export function documentRoutes(deps: RouterDeps): Route[] {
         }
         if (groups.size === 0) return { index_id: named, upserted: 0, failed: 0, errors: [] };
         return data.serialize(t.id, target.physical.physical_index_id, async () => {
+          // spec rule 1: wait for the ingestion jobs running on this index (free when there is none)
+          await deps.jobs.awaitIdle(t.id, target.physical.physical_index_id);
           const caps = await limits.check(t, target, groups);
           const entries = [...groups];
           const results = await Promise.allSettled(entries.map(([part, docs]) => data.upsertPart(t.id, target.physical, part, docs, caps.get(part) ?? 0)));

@@ -1,5 +1,11 @@
 // Index administration: list, create, delete, stats, schema, merchandising, file-size limit,
-// physical-index allocation and promotion (the alias swap), and the status stream (501).
+// physical-index allocation and promotion (the alias swap), and the status stream (SSE).
+//
+// Promotion: one compare-and-swap of the alias in the coordinator. A request resolves the alias
+// once and reads only the physical index it resolved, so every response comes wholly from the
+// old or wholly from the new one; other routers switch when the watch event reaches them
+// (milliseconds); the old physical index keeps serving until the logical index is deleted, so
+// a request still in flight on it completes.
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { unpack } from 'msgpackr';
@@ -21,6 +27,7 @@ import {
   PromoteBody,
   PromoteResponse,
 } from '../schemas.js';
+import { sseReply, type NumberedEvent, type SseEvent } from '../sse.js';
 import { indexView } from '../views.js';
 import { IndexParams, nowIso, tenantOf } from './common.js';
 
@@ -128,11 +135,59 @@ export function indexRoutes(deps: RouterDeps): Route[] {
       path: '/v1/indexes/stream',
       operationId: 'streamIndexStatus',
       summary: 'Server-sent events of index status changes',
+      description:
+        'First `snapshot` (`{indexes: [index views]}`), then `index` on every change of an index of the tenant (`{index_id, name, status, physical_index_id, updated_at}`, or `{index_id, deleted: true}`: create, promote, delete) and `task` on every change of one of its jobs (the job view). ' +
+        'Event ids are per router; with Last-Event-ID the events missed since are replayed when this router still has them, otherwise a new snapshot comes first. Heartbeat comment lines every `sseHeartbeatMs`.',
       tags,
       access: 'private',
       tenant: true,
+      headers: Type.Object({ 'Last-Event-ID': Type.Optional(Type.String({ maxLength: 128, description: 'Resume after this event id.' })) }),
       response: { description: 'An SSE stream (text/event-stream).', contentType: 'text/event-stream' },
-      notImplemented: 'The index status stream (server-sent events)',
+      errors: ['unavailable'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const hub = deps.events;
+        const missed = hub.since(req.headers['Last-Event-ID']);
+        return sseReply(config.sseHeartbeatMs, async (w) => {
+          const render = ({ seq, event }: NumberedEvent): SseEvent | null => {
+            if (event.type === 'index') {
+              if (event.tenant_id !== t.id) return null;
+              const r = event.record;
+              const data = r ? { index_id: r.index_id, name: r.name, status: r.status, physical_index_id: r.physical_index_id, updated_at: r.updated_at } : { index_id: event.index_id, deleted: true };
+              return { id: hub.idOf(seq), event: 'index', data };
+            }
+            if (event.type === 'job') {
+              if (event.tenant_id !== t.id) return null;
+              const data = event.record ? deps.jobs.view(event.record) : { job_id: event.job_id, deleted: true };
+              return { id: hub.idOf(seq), event: 'task', data };
+            }
+            return null;
+          };
+          const at = hub.position;
+          w.onClose(
+            hub.subscribe((e) => {
+              const ev = render(e);
+              if (ev) w.send(ev);
+            }),
+          );
+          if (missed) {
+            for (const e of missed) {
+              const ev = render(e);
+              if (ev) w.send(ev);
+            }
+            return;
+          }
+          const records = await coordinator.listIndexes(t.id);
+          records.sort((a, b) => (a.index_id < b.index_id ? -1 : a.index_id > b.index_id ? 1 : 0));
+          // counts from list pages, not IndexStats: a snapshot must not make shards build search engines
+          const count = async (r: IndexRecord) => {
+            const physical = await data.physical(t.id, r.physical_index_id);
+            return physical ? deps.jobs.countDocuments(t.id, physical) : 0;
+          };
+          const indexes = await Promise.all(records.map(async (r) => indexView(r, await count(r).catch(() => 0))));
+          w.send({ id: hub.idOf(at), event: 'snapshot', data: { indexes } });
+        });
+      },
     }),
 
     defineRoute({
@@ -231,15 +286,24 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const physical = await data.physical(t.id, next);
         if (!physical) fail('index_not_found', { index: next, tenant: t.id });
         if (physical.index_id !== logical.index_id) fail('conflict', { reason: `Physical index '${next}' belongs to index '${physical.index_id}', not '${logical.index_id}'.` });
-        const previous = logical.physical_index_id;
-        if (previous !== next) {
-          const swapped = await coordinator.swapAlias(t.id, logical.index_id, previous, physical.physical_index_id);
-          if (!swapped) fail('conflict', { reason: `Index '${logical.index_id}' was promoted concurrently; read it again and retry.` });
+        // a staging build still being filled must not go live half-done
+        const filling = await deps.jobs.activeJobsOn(t.id, next);
+        if (filling.length > 0) fail('conflict', { reason: `Ingestion job ${filling[0]} is still writing to '${next}'; promote it once the job has finished (or cancel the job).` });
+        // The swap compares against the alias as stored, not as cached here: another router may
+        // have promoted a moment ago, and "point the index at X" should not fail on a stale cache.
+        let previous: string | null = null;
+        for (let attempt = 0; attempt < 5 && previous === null; attempt++) {
+          const current = await coordinator.getIndex(t.id, logical.index_id);
+          if (!current) return fail('index_not_found', { index: logical.index_id, tenant: t.id });
+          if (current.status === 'deleting') fail('conflict', { reason: `Index '${logical.index_id}' is being deleted.` });
+          if (current.physical_index_id === next) previous = current.physical_index_id;
+          else if (await coordinator.swapAlias(t.id, logical.index_id, current.physical_index_id, physical.physical_index_id)) previous = current.physical_index_id;
         }
+        if (previous === null) fail('conflict', { reason: `Index '${logical.index_id}' is being promoted concurrently; read it again and retry.` });
         const fresh = await coordinator.getIndex(t.id, logical.index_id);
         if (!fresh) return fail('index_not_found', { index: logical.index_id, tenant: t.id });
         data.remember(fresh, t.id, logical.index_id);
-        return { ...(await view(t.id, fresh)), previous_physical_index_id: previous as string };
+        return { ...(await view(t.id, fresh)), previous_physical_index_id: previous };
       },
     }),
 
@@ -267,6 +331,8 @@ export function indexRoutes(deps: RouterDeps): Route[] {
           // retry of DELETE finishes the job; metadata never disappears before the data.
           const marked = await coordinator.updateIndex(t.id, logical.index_id, (r) => ({ ...r, status: 'deleting', updated_at: nowIso() }));
           data.remember(marked, t.id, logical.index_id);
+          // running jobs would write into parts being dropped: stop them first
+          await deps.jobs.cancelIndexJobs(t.id, logical.index_id);
           const physicals = await coordinator.listPhysicalIndexes(t.id, logical.index_id);
           let removed = (await Promise.all(physicals.map((p) => data.drop(t.id, p)))).reduce((a, b) => a + b, 0);
           const owned = await coordinator.deleteIndex(t.id, logical.index_id);

@@ -104,7 +104,8 @@ describe('auth matrix', () => {
 
   it('requeue is administrator-only and admin keys pass to the route', async () => {
     const res = await r.call<Err>('POST', `/v1/ingestion-jobs/j1/requeue?tenant_id=${a.id}`, { key: r.adminKey });
-    expect(res.status).toBe(501);
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('job_not_found');
   });
 
   it('gates paid features with 403 plan_required', async () => {

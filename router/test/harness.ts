@@ -34,7 +34,20 @@ export async function startRouter(overrides: Partial<Config> = {}): Promise<Test
   const config: Config = { ...loadConfig({}), dataDir, partitions: 4, ...overrides };
   const nodeId = NodeId('test-node');
   const coordinator = await createCoordinator(config);
-  const shard = new ShardNode({ nodeId, dataDir, partitions: config.partitions });
+  const shard: ShardNode = new ShardNode({
+    nodeId,
+    dataDir,
+    partitions: config.partitions,
+    jobs: {
+      coordinator,
+      directory: { client: () => shard },
+      settings: { batchSize: config.jobBatchSize, batchDelayMs: config.jobBatchDelayMs, maxRecordChars: config.maxRecordBytes, exportTtlSeconds: config.exportTtlSeconds },
+      leaseTtlSeconds: config.jobLeaseTtlSeconds,
+      maxAttempts: config.jobMaxAttempts,
+      scanIntervalMs: 0,
+      blobRetentionMs: config.blobRetentionMs,
+    },
+  });
   const table = ShardNode.soloPlacement(nodeId, config.partitions);
   shard.setPlacement(table);
   await coordinator.putPlacement(table, 0);

@@ -39,9 +39,11 @@ describe('http server', () => {
     const del = await r.call<Err>('DELETE', '/v1/indexes/stream', { key: t.priv });
     expect(del.status).toBe(404);
     expect(del.body.code).toBe('index_not_found');
-    const stream = await r.call<Err>('GET', '/v1/indexes/stream', { key: t.priv });
-    expect(stream.status).toBe(501);
-    expect(stream.body.code).toBe('not_implemented');
+    const abort = new AbortController();
+    const stream = await fetch(`${r.url}/v1/indexes/stream`, { headers: { 'x-api-key': t.priv }, signal: abort.signal });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    abort.abort();
   });
 
   it('ignores one trailing slash', async () => {

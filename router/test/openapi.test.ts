@@ -108,7 +108,8 @@ describe('OpenAPI document', () => {
     expect(op.responses['409']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Error' });
     expect(op.responses['409']!['x-error-codes']).toContain('document_limit');
     expect(yamlDoc.paths['/v1/indexes']!.post!.responses['403']!['x-error-codes']).toContain('plan_index_limit');
-    expect(yamlDoc.paths['/v1/indexes/{index_id}/upload']!.post!.responses['501']).toBeDefined();
+    expect(yamlDoc.paths['/v1/integrations']!.get!.responses['501']).toBeDefined();
+    expect(yamlDoc.paths['/v1/indexes/{index_id}/upload']!.post!.responses['413']!['x-error-codes']).toContain('payload_too_large');
     expect(yamlDoc.paths['/v1/typeahead']!['x-query']!.responses['400']!['x-error-codes']).toContain('invalid_query_content');
     for (const name of ['Index', 'Document', 'DocumentList', 'IngestResponse', 'Tenant', 'KeyCreated', 'Job', 'StartIngestion', 'FileSizeLimit', 'Error', 'ValidationError']) {
       expect(yamlDoc.components.schemas[name], name).toBeDefined();

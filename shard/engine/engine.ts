@@ -16,7 +16,8 @@ import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
 import { Arena, type ArenaLayout } from './typed-arena.js';
 import { typeahead } from './typeahead.js';
-import type { AutocompleteRequest, AutocompleteResult, AutocompleteSuggestion, SuggestResult, TypeaheadRequest, TypeaheadSuggestion } from './types.js';
+import type { AutocompleteMode, AutocompleteRequest, AutocompleteResult, AutocompleteSuggestion, SuggestResult, TypeaheadRequest, TypeaheadSuggestion } from './types.js';
+import { HashedNgramEmbedder, cosine, type Embedder } from './embedder.js';
 
 export interface EngineOptions {
   /** buffered upserts that trigger a refresh by themselves (default 5000) */
@@ -31,6 +32,8 @@ export interface EngineOptions {
   compactDeleted?: number;
   /** documents a mined phrase needs (default 2) */
   minSupport?: number;
+  /** embedder of the fts_rerank mode (default: the built-in hashed n-gram embedder) */
+  embedder?: Embedder;
 }
 
 export interface EngineStats {
@@ -55,7 +58,7 @@ export interface SharedEngineState {
   segments: { meta: SegmentMeta; layout: ArenaLayout; buffer: SharedArrayBuffer | ArrayBuffer; state: SegmentMutableState }[];
 }
 
-const DEFAULTS: Required<EngineOptions> = {
+const DEFAULTS: Required<Omit<EngineOptions, 'embedder'>> = {
   maxPending: 5000,
   refreshOnRead: true,
   mergeFactor: 2,
@@ -64,18 +67,25 @@ const DEFAULTS: Required<EngineOptions> = {
   minSupport: 2,
 };
 
+/** Lexical candidates re-ranked in fts_rerank, and the weight of similarity in their score. */
+const RERANK_POOL = 50;
+const RERANK_WEIGHT = 0.3;
+
 export const MAX_LIMIT = 50;
 export const DEFAULT_LIMIT = 10;
 
 export class SuggestEngine {
-  private readonly options: Required<EngineOptions>;
+  private readonly options: Required<Omit<EngineOptions, 'embedder'>>;
+  private readonly embedder: Embedder;
   private segments: Segment[] = [];
   private readonly pending = new Map<string, SuggestDocument>();
   private snapshotCache: IndexSnapshot | null = null;
   private correctors: { suggestive: SpellCorrector; any: SpellCorrector } | null = null;
 
   constructor(options: EngineOptions = {}) {
-    this.options = { ...DEFAULTS, ...options };
+    const { embedder, ...rest } = options;
+    this.options = { ...DEFAULTS, ...rest };
+    this.embedder = embedder ?? new HashedNgramEmbedder();
   }
 
   /** Live documents, buffered upserts included. */
@@ -160,17 +170,28 @@ export class SuggestEngine {
     const snap = this.snapshot();
     const limit = clampLimit(req.limit);
     const q = analyzeQuery(req.query);
-    // Vector modes are not built yet; the effective mode is reported back.
-    const mode = 'fts_only' as const;
+    // fts_rerank re-ranks lexical candidates by embedding similarity; the modes that need a
+    // vector index (vector_only, hybrid) are not built yet and answer as fts_only, which the
+    // result reports.
+    const mode: AutocompleteMode = req.mode === 'fts_rerank' ? 'fts_rerank' : 'fts_only';
+    const poolSize = mode === 'fts_rerank' ? Math.max(RERANK_POOL, limit) : limit;
     const lastIsPrefix = !q.lastWordComplete;
     const words = q.words.map((w) => w.term);
     let corrected: string[] | null = null;
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
-    let result = lexicalSearch(snap, q, { limit, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) });
+    let result = lexicalSearch(snap, q, { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) });
     if (result.hits.length === 0 && corrected) {
       const cq = analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' '));
-      result = lexicalSearch(snap, cq, { limit, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) });
+      result = lexicalSearch(snap, cq, { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) });
+    }
+    if (mode === 'fts_rerank' && result.hits.length > 0) {
+      // a per-document factor keeps scores comparable across parts
+      const [qv] = this.embedder.embed([(corrected ?? words).join(' ')]);
+      const dv = this.embedder.embed(result.hits.map((h) => (snap.segments[h.segment] as Segment).title(h.ord)));
+      const hits = result.hits.map((h, i) => ({ ...h, score: h.score * (1 - RERANK_WEIGHT + RERANK_WEIGHT * Math.max(0, cosine(qv as Float32Array, dv[i] as Float32Array))) }));
+      hits.sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord);
+      result = { ...result, hits: hits.slice(0, limit) };
     }
     const suggestions: AutocompleteSuggestion[] = result.hits.map((h) => {
       const seg = snap.segments[h.segment] as Segment;

@@ -12,7 +12,7 @@ import { FIELD_COUNT } from './doc-fields.js';
 import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js';
 import { maxEditsFor, typoCost } from './fuzzy.js';
 import { computeNorms, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
-import { NO_POSITION, TERM_PRIMARY, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, type Segment } from './segment.js';
+import { NO_POSITION, TERM_PRIMARY, TERM_TOP_THRESHOLD, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, type Segment } from './segment.js';
 
 /** Field weights and length normalization, in FIELD order (title, brand, category, attr, desc). */
 export const FIELD_WEIGHTS = [3.0, 2.0, 1.5, 1.0, 0.4];
@@ -22,6 +22,7 @@ export const K1 = 1.2;
 export const TYPO_FACTOR = 0.35;
 /** An equivalent spelling (singular, canonical unit) scores a little below the word itself. */
 const ALT_FACTOR = 0.92;
+const PREFIX_ALT_FACTOR = 0.5;
 /** A term present in the document only as an equivalent spelling (its singular, a unit). */
 const ALT_ONLY_FACTOR = 0.9;
 /** A term present only as a piece of a compound ("case" in "Case-Mate"): weak evidence. */
@@ -33,12 +34,22 @@ const PRIOR_WEIGHT = 0.5;
  * A word matched only in the description is weak evidence of what the product is ("case" in a
  * phone's description); each such word costs this factor.
  */
-const DESC_ONLY_FACTOR = 0.6;
+const DESC_ONLY_FACTOR = 0.5;
 /** tf bits of the title, brand, category and attribute fields */
 const STRONG_FIELDS = (1 << (4 * TF_BITS)) - 1;
-/** Completions kept for the last word (the most frequent terms of its prefix range). */
+/**
+ * Completions kept for the last word: the most frequent terms of its prefix range, fewer for
+ * very short prefixes, whose results the most frequent completions decide anyway.
+ */
 const MAX_PREFIX_EXPANSIONS = 48;
+function maxExpansions(prefixLength: number): number {
+  return prefixLength <= 1 ? 16 : prefixLength === 2 ? 32 : MAX_PREFIX_EXPANSIONS;
+}
 const MAX_WORDS = 12;
+/** Up to this many words, "every word but one" is tried word by word before anything looser. */
+const MAX_DROP_WORDS = 6;
+/** In the loosest pass, terms found in more than this share of a segment are skipped. */
+const LOOSE_MAX_SHARE = 0.15;
 /** A word found in this many documents is taken as typed (no typo expansion). */
 const KNOWN_DF = 3;
 
@@ -103,14 +114,44 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
     }
     return m;
   });
-  const top = new TopHits(options.limit);
-  let total = 0;
   const n = words.length;
-  snapshot.segments.forEach((seg, segIndex) => {
-    if (seg.liveCount === 0) return;
-    total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, options, top);
-  });
-  return { hits: top.sorted(), total, words: n };
+  const run = (active: number[], all: boolean): LexicalResult => {
+    const top = new TopHits(options.limit);
+    let total = 0;
+    snapshot.segments.forEach((seg, segIndex) => {
+      if (seg.liveCount === 0) return;
+      total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, active, options, all, top);
+    });
+    return { hits: top.sorted(), total, words: n };
+  };
+  const everyWord = words.map((_, i) => i);
+  // Documents with every word first: that pass only scores documents still in the running, so
+  // common words cost little. When it falls short, documents missing one word (each word left
+  // out in turn, the same cheap way), and only then any matching word.
+  const strict = run(everyWord, true);
+  if (options.requireAll || n === 1 || strict.hits.length >= options.limit) return strict;
+  const merged = new Map<string, LexicalHit>();
+  const keep = (h: LexicalHit): void => {
+    const k = `${h.segment}:${h.ord}`;
+    const prev = merged.get(k);
+    if (prev === undefined || prev.score < h.score) merged.set(k, h);
+  };
+  strict.hits.forEach(keep);
+  let total = strict.total;
+  if (n <= MAX_DROP_WORDS) {
+    for (let skip = 0; skip < n; skip++) {
+      const r = run(everyWord.filter((i) => i !== skip), true);
+      r.hits.forEach(keep);
+      total = Math.max(total, r.total);
+    }
+  }
+  if (merged.size < options.limit) {
+    const loose = run(everyWord, false);
+    loose.hits.forEach(keep);
+    total = Math.max(total, loose.total);
+  }
+  const hits = [...merged.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, options.limit);
+  return { hits, total, words: n };
 }
 
 /** A compound the index never saw ("rtx4090" when documents say "RTX 4090") becomes its parts. */
@@ -132,24 +173,20 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
     if (prev === undefined || prev.factor < factor) out.set(term, { term, factor, typos });
   };
   put(w.term, 1, 0);
-  for (const a of w.alternatives) put(a, ALT_FACTOR, 0);
+  // while a word is typed, "sams" is more likely the start of "samsung" than a plural of "sam"
+  for (const a of w.alternatives) put(a, isPrefix ? PREFIX_ALT_FACTOR : ALT_FACTOR, 0);
   if (isPrefix) {
     // completions, most frequent first; the closer to fully typed, the closer to a full match
+    const cap = maxExpansions(w.term.length);
     const seen = new Map<string, number>();
     for (const seg of snapshot.segments) {
       const [lo, hi] = seg.terms.prefixRange(w.term);
-      const ranked: number[] = [];
-      for (let t = lo; t < hi; t++) if ((seg.termMask[t] as number) & TERM_PRIMARY) ranked.push(t);
-      if (ranked.length > MAX_PREFIX_EXPANSIONS) {
-        ranked.sort((a, b) => (seg.termDf[b] as number) - (seg.termDf[a] as number));
-        ranked.length = MAX_PREFIX_EXPANSIONS;
-      }
-      for (const t of ranked) {
+      for (const t of frequentCompletions(seg, lo, hi, cap)) {
         const term = seg.terms.termAt(t);
         seen.set(term, (seen.get(term) ?? 0) + (seg.termDf[t] as number));
       }
     }
-    const completions = [...seen].sort((a, b) => b[1] - a[1]).slice(0, MAX_PREFIX_EXPANSIONS);
+    const completions = [...seen].sort((a, b) => b[1] - a[1]).slice(0, cap);
     for (const [term] of completions) put(term, completionFactor(w.term.length, term.length), 0);
   }
   // Typo neighbours only for words the index does not know well: a frequent word is meant as
@@ -165,10 +202,7 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
         // a prefix-mode subtree: the frequent completions of the corrected prefix
         for (const seg of snapshot.segments) {
           const [lo, hi] = seg.terms.prefixRange(m.matched);
-          const ranked: number[] = [];
-          for (let t = lo; t < hi; t++) if ((seg.termMask[t] as number) & TERM_PRIMARY) ranked.push(t);
-          ranked.sort((a, b) => (seg.termDf[b] as number) - (seg.termDf[a] as number));
-          for (const t of ranked.slice(0, 8)) {
+          for (const t of frequentCompletions(seg, lo, hi, 8)) {
             const term = seg.terms.termAt(t);
             put(term, f * completionFactor(m.matched.length, term.length), m.distance);
           }
@@ -179,6 +213,30 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
     }
   }
   return [...out.values()];
+}
+
+/**
+ * The `cap` most frequent words among term ids `[lo, hi)`: from the segment's precomputed lists
+ * for large ranges, by scanning small ones.
+ */
+function frequentCompletions(seg: Segment, lo: number, hi: number, cap: number): number[] {
+  const out: number[] = [];
+  if (hi - lo > TERM_TOP_THRESHOLD) {
+    const node = seg.termTop.find(lo, hi);
+    if (node !== null) {
+      for (let i = node[0]; i < node[1] && out.length < cap; i++) {
+        const t = seg.termTop.list[i] as number;
+        if ((seg.termMask[t] as number) & TERM_PRIMARY) out.push(t);
+      }
+      return out;
+    }
+  }
+  for (let t = lo; t < hi; t++) if ((seg.termMask[t] as number) & TERM_PRIMARY) out.push(t);
+  if (out.length > cap) {
+    out.sort((a, b) => (seg.termDf[b] as number) - (seg.termDf[a] as number) || a - b);
+    out.length = cap;
+  }
+  return out;
 }
 
 /** A prefix covering most of the word scores almost as a full match. */
@@ -194,7 +252,9 @@ function searchSegment(
   idfs: Map<string, number>[],
   avg: number[],
   n: number,
+  active: number[],
   options: LexicalOptions,
+  all: boolean,
   top: TopHits,
 ): number {
   const D = seg.docCount;
@@ -219,14 +279,30 @@ function searchSegment(
   const postTf = seg.postTf;
   const postPos = seg.postPos;
 
-  for (let w = 0; w < n; w++) {
-    for (const e of expansions[w] as Expansion[]) {
-      const t = seg.terms.get(e.term);
+  // With every word required, the rarest word goes first and later words only score the
+  // documents that matched all earlier ones.
+  const termIds = expansions.map((list) => list.map((e) => seg.terms.get(e.term)));
+  const order = active.slice();
+  const na = order.length;
+  if (all) {
+    const cost = termIds.map((ids) => ids.reduce((sum, t) => sum + (t < 0 ? 0 : (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number)), 0));
+    order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
+    if (cost[order[0] as number] === 0) return 0;
+  }
+  for (let step = 0; step < na; step++) {
+    const w = order[step] as number;
+    const list = expansions[w] as Expansion[];
+    for (let x = 0; x < list.length; x++) {
+      const e = list[x] as Expansion;
+      const t = (termIds[w] as number[])[x] as number;
       if (t < 0) continue;
+      // Scanning a word in most documents for a loose match costs the most and decides little
+      if (!all && (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number) > LOOSE_MAX_SHARE * D) continue;
       const termIdf = ((idfs[w] as Map<string, number>).get(e.term) as number) * e.factor;
       const to = seg.postOffsets[t + 1] as number;
       for (let p = seg.postOffsets[t] as number; p < to; p++) {
         const d = postDocs[p] as number;
+        if (all && matchedCount[d] !== step) continue;
         if (hasDeletes && tomb[d] !== 0) continue;
         if (predicate !== null) {
           let st = filterState[d] as number;
@@ -256,6 +332,7 @@ function searchSegment(
         }
       }
     }
+    if (all && wordTouched.length === 0) break;
     for (const d of wordTouched) {
       if (predicate === null && matchedCount[d] === 0) touched.push(d);
       total[d] = (total[d] as number) + (best[d] as number);
@@ -269,11 +346,10 @@ function searchSegment(
     wordTouched.length = 0;
   }
 
-  const requireAll = options.requireAll ?? false;
   let matchedDocs = 0;
   for (const d of touched) {
     const m = matchedCount[d] as number;
-    if (m > 0 && (!requireAll || m === n)) {
+    if (m > 0 && (!all || m === na)) {
       matchedDocs++;
       let score = total[d] as number;
       if (m < n) score *= Math.pow(MISSING_WORD_FACTOR, n - m);

@@ -4,12 +4,13 @@
 // out as typed arrays in one shared arena. This is the only place documents are tokenized for
 // search; segments are merged by rebuilding from their stored documents.
 import { encodeDocument, type RawValue, type SuggestDocument } from '../../node/runtime/document.js';
-import { tokenize, type Token } from '../../node/runtime/text/tokenize.js';
+import { forEachToken, type TokenSink } from '../../node/runtime/text/tokenize.js';
 import { FIELD, FIELD_COUNT, docFields, type DocFields } from './doc-fields.js';
 import { canonicalValue, numberValue } from './filters.js';
-import { StringPool } from './growable.js';
+import { StringPool, Utf8Pool } from './growable.js';
 import { PrefixIndex, sortedOrder } from './prefix-index.js';
-import { Segment, type ColumnMeta, type SegmentMeta, docWeightOf, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, NO_POSITION, TERM_PRIMARY, TERM_SUGGESTIVE } from './segment.js';
+import { PrefixTopLists } from './prefix-top.js';
+import { Segment, type ColumnMeta, type SegmentMeta, docWeightOf, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, NO_POSITION, TERM_PRIMARY, TERM_SUGGESTIVE, TERM_TOP_THRESHOLD, TERM_TOP_K } from './segment.js';
 import { SuggestionIndex } from './suggestion-index.js';
 import { SuggestionMiner, type MinerOptions } from './suggestion-miner.js';
 import { ArenaBuilder } from './typed-arena.js';
@@ -19,14 +20,7 @@ const MAX_DESC_WORDS = 160;
 /** Longer string values are not kept in filter columns (they are texts, not values). */
 const MAX_STRING_VALUE_CHARS = 256;
 
-export interface SegmentBuildOptions extends MinerOptions {}
-
-interface LocalPosting {
-  tf: number;
-  pos: number;
-  primary: boolean;
-  alt: boolean;
-}
+export type SegmentBuildOptions = MinerOptions;
 
 export class SegmentBuilder {
   private readonly docs: SuggestDocument[] = [];
@@ -63,20 +57,64 @@ export class SegmentBuilder {
     const fieldSums = new Array<number>(FIELD_COUNT).fill(0);
     const quality = new Float32Array(n);
     const ids = new StringPool();
-    const titles = new StringPool();
+    const titles = new Utf8Pool();
     const storeOffsets = new Uint32Array(n + 1);
     const storeChunks: Uint8Array[] = [];
     let storeBytes = 0;
     const miner = new SuggestionMiner(this.options);
     const columns = new ColumnCollector(n);
-    const local = new Map<string, LocalPosting>();
+    // per-term state of the current document, reset lazily by stamping with the document
+    const stamp: number[] = [];
+    const curTf: number[] = [];
+    const curPos: number[] = [];
+    const curFlags: number[] = []; // 1: as a word, 2: as an alternative
+    const docTerms: number[] = [];
+
+    // the token sink of the current document and field (one closure for the whole build)
+    let doc_ = 0;
+    let field = 0;
+    let shift = 0;
+    let words = 0;
+    let posBase = 0;
+    const sink: TokenSink = (term, tpos, kind) => {
+      const pos = posBase + tpos;
+      if (field === FIELD.desc && pos >= MAX_DESC_WORDS) return;
+      let id = termIds.get(term);
+      if (id === undefined) {
+        id = termStrings.length;
+        termIds.set(term, id);
+        termStrings.push(term);
+        termDf.push(0);
+        termMask.push(0);
+        termWeight.push(0);
+        stamp.push(-1);
+        curTf.push(0);
+        curPos.push(0);
+        curFlags.push(0);
+      }
+      if (stamp[id] !== doc_) {
+        stamp[id] = doc_;
+        curTf[id] = 0;
+        curPos[id] = NO_POSITION;
+        curFlags[id] = 0;
+        docTerms.push(id);
+      }
+      const tf = curTf[id] as number;
+      if (((tf >>> shift) & TF_MAX) < TF_MAX) curTf[id] = tf + (1 << shift);
+      if (kind === 'word') {
+        curFlags[id] = (curFlags[id] as number) | 1;
+        words++;
+      } else if (kind === 'alt') curFlags[id] = (curFlags[id] as number) | 2;
+      if (field === FIELD.title && curPos[id] === NO_POSITION) curPos[id] = Math.min(pos, NO_POSITION - 1);
+    };
 
     for (let d = 0; d < n; d++) {
       const doc = docs[d] as SuggestDocument;
       const fields = docFields(doc);
       ids.push(doc.id);
-      titles.push(fields.title);
-      const bytes = encodeDocument(doc);
+      titles.push(doc.title ?? '');
+      // the title is kept once, in the title pool; the stored document leaves it out
+      const bytes = encodeDocument({ ...doc, title: '' });
       storeChunks.push(bytes);
       storeBytes += bytes.length;
       storeOffsets[d + 1] = storeBytes;
@@ -84,55 +122,42 @@ export class SegmentBuilder {
       const w = docWeightOf(fields.quality);
       columns.add(d, doc, fields);
 
-      local.clear();
-      const streams = fieldStreams(fields);
+      docTerms.length = 0;
+      doc_ = d;
       for (let f = 0; f < FIELD_COUNT; f++) {
-        const tokens = streams[f] as Token[];
-        let words = 0;
-        for (const t of tokens) {
-          if (f === FIELD.desc && t.pos >= MAX_DESC_WORDS) break;
-          let lp = local.get(t.term);
-          if (lp === undefined) {
-            lp = { tf: 0, pos: NO_POSITION, primary: false, alt: false };
-            local.set(t.term, lp);
-          }
-          const shift = f * TF_BITS;
-          if (((lp.tf >>> shift) & TF_MAX) < TF_MAX) lp.tf += 1 << shift;
-          if (t.kind === 'word') {
-            lp.primary = true;
-            words++;
-          } else if (t.kind === 'alt') lp.alt = true;
-          if (f === FIELD.title && lp.pos === NO_POSITION) lp.pos = Math.min(t.pos, NO_POSITION - 1);
+        field = f;
+        shift = f * TF_BITS;
+        words = 0;
+        posBase = 0;
+        if (f === FIELD.title) forEachToken(fields.title, sink);
+        else if (f === FIELD.brand) forEachToken(fields.brand, sink);
+        else if (f === FIELD.desc) forEachToken(fields.desc, sink);
+        else {
+          // multi-valued: a position gap so phrases do not run across values
+          for (const v of f === FIELD.category ? fields.categories : fields.attrs) posBase += forEachToken(v, sink) + 1;
         }
         const len = Math.min(words, 65535);
         fieldLen[d * FIELD_COUNT + f] = len;
         fieldSums[f] = (fieldSums[f] as number) + len;
       }
-      for (const [term, lp] of local) {
-        let id = termIds.get(term);
-        if (id === undefined) {
-          id = termStrings.length;
-          termIds.set(term, id);
-          termStrings.push(term);
-          termDf.push(0);
-          termMask.push(0);
-          termWeight.push(0);
-        }
+      for (const id of docTerms) {
+        const tf = curTf[id] as number;
+        const flags = curFlags[id] as number;
+        const primary = (flags & 1) !== 0;
         termDf[id] = (termDf[id] as number) + 1;
         let mask = termMask[id] as number;
-        for (let f = 0; f < FIELD_COUNT; f++) if ((lp.tf >>> (f * TF_BITS)) & TF_MAX) mask |= 1 << f;
-        if (lp.primary) mask |= TERM_PRIMARY;
+        for (let f = 0; f < FIELD_COUNT; f++) if ((tf >>> (f * TF_BITS)) & TF_MAX) mask |= 1 << f;
+        if (primary) mask |= TERM_PRIMARY;
         // terms people would type to find this product: words of its title, brand, categories
-        const suggestive = lp.primary && (lp.tf & ((1 << (3 * TF_BITS)) - 1)) !== 0;
-        if (suggestive) {
+        if (primary && (tf & ((1 << (3 * TF_BITS)) - 1)) !== 0) {
           mask |= TERM_SUGGESTIVE;
           termWeight[id] = (termWeight[id] as number) + w;
         }
         termMask[id] = mask;
         pTerm.push(id);
         pDoc.push(d);
-        pTf.push(lp.primary ? lp.tf : lp.alt ? lp.tf + ALT_ONLY : lp.tf + PART_ONLY);
-        pPos.push(lp.pos);
+        pTf.push(primary ? tf : flags & 2 ? tf + ALT_ONLY : tf + PART_ONLY);
+        pPos.push(curPos[id] as number);
       }
       miner.addDocument(d, fields, w);
     }
@@ -186,7 +211,7 @@ export class SegmentBuilder {
       .add('doc.id.chars', ids.charArray())
       .add('doc.id.order', idOrder)
       .add('doc.title.offsets', titles.offsetArray())
-      .add('doc.title.chars', titles.charArray())
+      .add('doc.title.bytes', titles.byteArray())
       .add('doc.store.offsets', storeOffsets)
       .add('doc.store.bytes', store)
       .add('doc.fieldLen', fieldLen)
@@ -200,37 +225,15 @@ export class SegmentBuilder {
       .add('post.docs', postDocs)
       .add('post.tf', postTf)
       .add('post.pos', postPos);
+    // the most frequent completions of every large prefix range (last query word expansion)
+    const primaryDf = new Float64Array(V);
+    for (let t = 0; t < V; t++) primaryDf[t] = (mask[t] as number) & TERM_PRIMARY ? (df[t] as number) : 0;
+    PrefixTopLists.build(V, (i) => terms.commonPrefix(i - 1, i), (i) => i, primaryDf, TERM_TOP_THRESHOLD, TERM_TOP_K).write(builder, 'term.top.');
     const columnMeta = columns.write(builder);
     SuggestionIndex.build(miner.finish(), builder, 'sug.');
     const meta: SegmentMeta = { docCount: n, termCount: V, postingCount: P, fieldLengthSums: fieldSums, columns: columnMeta };
     return new Segment(builder.build(), meta);
   }
-}
-
-function fieldStreams(fields: DocFields): Token[][] {
-  const streams: Token[][] = [[], [], [], [], []];
-  streams[FIELD.title] = tokenize(fields.title);
-  streams[FIELD.brand] = tokenize(fields.brand);
-  streams[FIELD.category] = multiValue(fields.categories);
-  streams[FIELD.attr] = multiValue(fields.attrs);
-  streams[FIELD.desc] = fields.desc ? tokenize(fields.desc) : [];
-  return streams;
-}
-
-/** Values of a multi-valued field, with a position gap so phrases do not run across values. */
-function multiValue(values: string[]): Token[] {
-  const out: Token[] = [];
-  let base = 0;
-  for (const v of values) {
-    const toks = tokenize(v);
-    let max = -1;
-    for (const t of toks) {
-      out.push({ term: t.term, pos: base + t.pos, kind: t.kind });
-      if (t.pos > max) max = t.pos;
-    }
-    base += max + 2;
-  }
-  return out;
 }
 
 /**

@@ -4,7 +4,9 @@
 // weight they took from each suggestion. Readers on other threads can wrap the same memory.
 import { decodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
 import { FIELD_COUNT } from './doc-fields.js';
-import { PrefixIndex, compareKey, decode } from './prefix-index.js';
+import { Utf8Reader } from './growable.js';
+import { PrefixIndex, compareKey } from './prefix-index.js';
+import { PrefixTopLists } from './prefix-top.js';
 import { SuggestionIndex } from './suggestion-index.js';
 import { SUG } from './suggestion-miner.js';
 import { Arena, allocateShared } from './typed-arena.js';
@@ -22,6 +24,10 @@ export const NO_POSITION = 0xffff;
 export const TERM_PRIMARY = 1 << 5;
 /** the term is a word of some title, brand or category: a candidate for typeahead correction */
 export const TERM_SUGGESTIVE = 1 << 6;
+
+/** Term prefix ranges larger than this have their TERM_TOP_K most frequent words stored. */
+export const TERM_TOP_THRESHOLD = 256;
+export const TERM_TOP_K = 48;
 
 /** How much a document counts toward the suggestions it supports (popular ones count more). */
 export function docWeightOf(quality: number): number {
@@ -66,6 +72,8 @@ export class Segment {
   readonly termDf: Uint32Array;
   readonly termMask: Uint8Array;
   readonly termWeight: Float32Array;
+  /** most frequent words (by document frequency) of every large prefix range of `terms` */
+  readonly termTop: PrefixTopLists;
   readonly postOffsets: Uint32Array;
   readonly postDocs: Uint32Array;
   readonly postTf: Uint32Array;
@@ -78,8 +86,7 @@ export class Segment {
   private readonly idOffsets: Uint32Array;
   private readonly idChars: Uint16Array;
   private readonly idOrder: Uint32Array;
-  private readonly titleOffsets: Uint32Array;
-  private readonly titleChars: Uint16Array;
+  private readonly titles: Utf8Reader;
   private readonly storeOffsets: Uint32Array;
   private readonly storeBytes: Uint8Array;
   private readonly columns = new Map<string, Column>();
@@ -94,8 +101,7 @@ export class Segment {
     this.idOffsets = arena.u32('doc.id.offsets');
     this.idChars = arena.u16('doc.id.chars');
     this.idOrder = arena.u32('doc.id.order');
-    this.titleOffsets = arena.u32('doc.title.offsets');
-    this.titleChars = arena.u16('doc.title.chars');
+    this.titles = new Utf8Reader(arena.u32('doc.title.offsets'), arena.u8('doc.title.bytes'));
     this.storeOffsets = arena.u32('doc.store.offsets');
     this.storeBytes = arena.u8('doc.store.bytes');
     this.fieldLen = arena.u16('doc.fieldLen');
@@ -104,6 +110,7 @@ export class Segment {
     this.termDf = arena.u32('term.df');
     this.termMask = arena.u8('term.mask');
     this.termWeight = arena.f32('term.weight');
+    this.termTop = PrefixTopLists.read(arena, 'term.top.');
     this.postOffsets = arena.u32('post.offsets');
     this.postDocs = arena.u32('post.docs');
     this.postTf = arena.u32('post.tf');
@@ -159,18 +166,20 @@ export class Segment {
   }
 
   document(ord: number): SuggestDocument {
-    return decodeDocument(this.storeBytes.subarray(this.storeOffsets[ord] as number, this.storeOffsets[ord + 1] as number));
+    const doc = decodeDocument(this.storeBytes.subarray(this.storeOffsets[ord] as number, this.storeOffsets[ord + 1] as number));
+    doc.title = this.titles.get(ord);
+    return doc;
   }
 
-  /** The (trimmed) title of a document, without decoding the stored document. */
+  /** The title of a document, without decoding the stored document. */
   title(ord: number): string {
-    return decode(this.titleChars, this.titleOffsets[ord] as number, this.titleOffsets[ord + 1] as number);
+    return this.titles.get(ord);
   }
 
   /** Display text of a suggestion; a product's is its document's title. */
   suggestionText(sug: number): string {
     const sugs = this.suggestions;
-    if (sugs.types[sug] === SUG.product) return this.title(sugs.bestDocs[sug] as number);
+    if (sugs.types[sug] === SUG.product) return this.title(sugs.bestDocs[sug] as number).trim();
     return sugs.display(sug);
   }
 

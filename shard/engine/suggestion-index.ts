@@ -2,12 +2,14 @@
 // suggestion id is its rank and "keys starting with p" is an id range (the start table). A second
 // table (the inner table) holds every later word start of every key, sorted by the rest of the
 // key, so "gal" finds "samsung galaxy". For every prefix whose range is larger than
-// NODE_THRESHOLD entries the best NODE_TOP_K distinct suggestions are stored in score order:
-// those prefixes are exactly the LCP intervals of the sorted table, found with one stack pass.
-// Smaller ranges are scanned at query time, so no completion is ever silently dropped.
+// NODE_THRESHOLD entries the best NODE_TOP_K distinct suggestions are stored in score order
+// (prefix-top.ts); smaller ranges are scanned at query time, so no completion is ever silently
+// dropped.
 // All arrays are typed arrays in the segment's arena.
-import { Arena, ArenaBuilder } from './typed-arena.js';
-import { PrefixIndex, compareKey, decode, sortedOrder } from './prefix-index.js';
+import { PrefixTopLists } from './prefix-top.js';
+import type { Arena, ArenaBuilder } from './typed-arena.js';
+import { Utf8Pool, Utf8Reader } from './growable.js';
+import { PrefixIndex, compareKey, sortedOrder } from './prefix-index.js';
 import { SUG, SUGGESTION_TYPES, TYPE_FACTOR, type MinedSuggestions, type SuggestionType } from './suggestion-miner.js';
 
 /** Ranges up to this size are scanned; larger ones have a precomputed top list. */
@@ -37,8 +39,7 @@ export type DeletedWeights = Float32Array;
 export class SuggestionIndex {
   readonly size: number;
   readonly keys: PrefixIndex;
-  private readonly displayOffsets: Uint32Array;
-  private readonly displayChars: Uint16Array;
+  private readonly displays: Utf8Reader;
   readonly types: Uint8Array;
   readonly weights: Float32Array;
   readonly scores: Float32Array;
@@ -49,15 +50,14 @@ export class SuggestionIndex {
   private readonly innerStarts: Uint32Array;
   private readonly innerLens: Uint8Array;
   private readonly innerSug: Uint32Array;
-  private readonly startNodes: NodeTable;
-  private readonly innerNodes: NodeTable;
+  private readonly startNodes: PrefixTopLists;
+  private readonly innerNodes: PrefixTopLists;
 
   constructor(arena: Arena, prefix = 'sug.') {
     const p = prefix;
     this.keys = new PrefixIndex({ offsets: arena.u32(`${p}key.offsets`), chars: arena.u16(`${p}key.chars`) });
     this.size = this.keys.size;
-    this.displayOffsets = arena.u32(`${p}display.offsets`);
-    this.displayChars = arena.u16(`${p}display.chars`);
+    this.displays = new Utf8Reader(arena.u32(`${p}display.offsets`), arena.u8(`${p}display.bytes`));
     this.types = arena.u8(`${p}type`);
     this.weights = arena.f32(`${p}weight`);
     this.scores = arena.f32(`${p}score`);
@@ -68,8 +68,8 @@ export class SuggestionIndex {
     this.innerStarts = arena.u32(`${p}inner.starts`);
     this.innerLens = arena.u8(`${p}inner.lens`);
     this.innerSug = arena.u32(`${p}inner.sug`);
-    this.startNodes = readNodes(arena, `${p}start.`);
-    this.innerNodes = readNodes(arena, `${p}inner.`);
+    this.startNodes = PrefixTopLists.read(arena, `${p}start.`);
+    this.innerNodes = PrefixTopLists.read(arena, `${p}inner.`);
   }
 
   /** Adds the sections for `mined` to an arena under construction. */
@@ -83,13 +83,7 @@ export class SuggestionIndex {
     const keys = PrefixIndex.fromSorted(sorted.map((s) => s.key));
     const n = sorted.length;
 
-    const displayOffsets = new Uint32Array(n + 1);
-    let chars = 0;
-    for (let i = 0; i < n; i++) {
-      chars += (sorted[i] as { display: string }).display.length;
-      displayOffsets[i + 1] = chars;
-    }
-    const displayChars = new Uint16Array(chars);
+    const displays = new Utf8Pool();
     const types = new Uint8Array(n);
     const weights = new Float32Array(n);
     const scores = new Float32Array(n);
@@ -97,8 +91,7 @@ export class SuggestionIndex {
     const bestDocs = new Uint32Array(n);
     for (let i = 0; i < n; i++) {
       const s = sorted[i] as (typeof sorted)[number];
-      const at = displayOffsets[i] as number;
-      for (let j = 0; j < s.display.length; j++) displayChars[at + j] = s.display.charCodeAt(j);
+      displays.push(s.display);
       types[i] = s.type;
       weights[i] = s.weight;
       scores[i] = staticScore(s.weight, s.type, s.quality);
@@ -136,8 +129,8 @@ export class SuggestionIndex {
       innerSug[i] = restSug[e] as number;
     }
 
-    const startNodes = buildNodes(n, (i) => keys.commonPrefix(i - 1, i), (i) => i, scores);
-    const innerNodes = buildNodes(
+    const startNodes = PrefixTopLists.build(n, (i) => keys.commonPrefix(i - 1, i), (i) => i, scores, NODE_THRESHOLD, NODE_TOP_K);
+    const innerNodes = PrefixTopLists.build(
       innerCount,
       (i) => {
         const a = innerStarts[i - 1] as number;
@@ -149,13 +142,15 @@ export class SuggestionIndex {
       },
       (i) => innerSug[i] as number,
       scores,
+      NODE_THRESHOLD,
+      NODE_TOP_K,
     );
 
     builder
       .add(`${p}key.offsets`, keys.offsets)
       .add(`${p}key.chars`, keys.chars)
-      .add(`${p}display.offsets`, displayOffsets)
-      .add(`${p}display.chars`, displayChars)
+      .add(`${p}display.offsets`, displays.offsetArray())
+      .add(`${p}display.bytes`, displays.byteArray())
       .add(`${p}type`, types)
       .add(`${p}weight`, weights)
       .add(`${p}score`, scores)
@@ -166,8 +161,8 @@ export class SuggestionIndex {
       .add(`${p}inner.starts`, innerStarts)
       .add(`${p}inner.lens`, innerLens)
       .add(`${p}inner.sug`, innerSug);
-    writeNodes(builder, `${p}start.`, startNodes);
-    writeNodes(builder, `${p}inner.`, innerNodes);
+    startNodes.write(builder, `${p}start.`);
+    innerNodes.write(builder, `${p}inner.`);
   }
 
   key(sug: number): string {
@@ -175,7 +170,7 @@ export class SuggestionIndex {
   }
 
   display(sug: number): string {
-    return decode(this.displayChars, this.displayOffsets[sug] as number, this.displayOffsets[sug + 1] as number);
+    return this.displays.get(sug);
   }
 
   type(sug: number): SuggestionType {
@@ -255,13 +250,12 @@ export class SuggestionIndex {
     return [first, lo];
   }
 
-  private collect(lo: number, hi: number, sugOf: Uint32Array | null, nodes: NodeTable, k: number, inner: boolean, deleted: DeletedWeights | null, out: CompletionHit[]): void {
+  private collect(lo: number, hi: number, sugOf: Uint32Array | null, nodes: PrefixTopLists, k: number, inner: boolean, deleted: DeletedWeights | null, out: CompletionHit[]): void {
     if (hi <= lo) return;
     if (hi - lo > NODE_THRESHOLD) {
-      const node = findNode(nodes, lo, hi);
-      if (node >= 0) {
-        const from = nodes.listOffsets[node] as number;
-        const to = nodes.listOffsets[node + 1] as number;
+      const node = nodes.find(lo, hi);
+      if (node !== null) {
+        const [from, to] = node;
         let taken = 0;
         for (let i = from; i < to && taken < k; i++) {
           const sug = nodes.list[i] as number;
@@ -284,93 +278,6 @@ export class SuggestionIndex {
 export function staticScore(weight: number, type: number, quality: number): number {
   const t = SUGGESTION_TYPES[type] ?? 'query';
   return weight * TYPE_FACTOR[t] * quality;
-}
-
-interface NodeTable {
-  lo: Uint32Array;
-  hi: Uint32Array;
-  listOffsets: Uint32Array;
-  list: Uint32Array;
-}
-
-function readNodes(arena: Arena, p: string): NodeTable {
-  return { lo: arena.u32(`${p}node.lo`), hi: arena.u32(`${p}node.hi`), listOffsets: arena.u32(`${p}node.listOffsets`), list: arena.u32(`${p}node.list`) };
-}
-
-function writeNodes(builder: ArenaBuilder, p: string, nodes: NodeTable): void {
-  builder.add(`${p}node.lo`, nodes.lo).add(`${p}node.hi`, nodes.hi).add(`${p}node.listOffsets`, nodes.listOffsets).add(`${p}node.list`, nodes.list);
-}
-
-function findNode(nodes: NodeTable, lo: number, hi: number): number {
-  let a = 0;
-  let b = nodes.lo.length;
-  while (a < b) {
-    const mid = (a + b) >>> 1;
-    if ((nodes.lo[mid] as number) < lo) a = mid + 1;
-    else b = mid;
-  }
-  for (let i = a; i < nodes.lo.length && nodes.lo[i] === lo; i++) if (nodes.hi[i] === hi) return i;
-  return -1;
-}
-
-/**
- * Every prefix range larger than NODE_THRESHOLD is an LCP interval of the sorted table (its
- * neighbours share fewer characters than its members do). One bottom-up stack pass enumerates
- * the intervals; each passes its best distinct suggestions up to its parent, so the whole build
- * is linear in the table size times NODE_TOP_K.
- */
-function buildNodes(n: number, lcpWithPrevious: (i: number) => number, sugAt: (i: number) => number, scores: Float32Array): NodeTable {
-  interface Frame { lcp: number; lb: number; cands: number[] }
-  const reported: { lo: number; hi: number; list: number[] }[] = [];
-  const stack: Frame[] = [{ lcp: 0, lb: 0, cands: [] }];
-  const stamp = new Int32Array(scores.length).fill(-1);
-  let round = 0;
-  const best = (cands: number[]): number[] => {
-    round++;
-    const uniq: number[] = [];
-    for (const s of cands) {
-      if (stamp[s] === round) continue;
-      stamp[s] = round;
-      uniq.push(s);
-    }
-    uniq.sort((a, b) => (scores[b] as number) - (scores[a] as number) || a - b);
-    if (uniq.length > NODE_TOP_K) uniq.length = NODE_TOP_K;
-    return uniq;
-  };
-  for (let i = 1; i <= n; i++) {
-    const cur = i < n ? lcpWithPrevious(i) : -1;
-    let pending: number[] = [sugAt(i - 1)];
-    let lb = i - 1;
-    while (stack.length > 0 && cur < (stack[stack.length - 1] as Frame).lcp) {
-      const f = stack.pop() as Frame;
-      for (const s of pending) f.cands.push(s);
-      const top = best(f.cands);
-      if (i - f.lb > NODE_THRESHOLD) reported.push({ lo: f.lb, hi: i, list: top });
-      pending = top;
-      lb = f.lb;
-    }
-    const top = stack[stack.length - 1];
-    if (top === undefined || cur > top.lcp) {
-      stack.push({ lcp: cur, lb, cands: pending });
-    } else {
-      for (const s of pending) top.cands.push(s);
-      if (top.cands.length > 4 * NODE_TOP_K) top.cands = best(top.cands);
-    }
-  }
-  // the same range can be reported at several LCP values (e.g. the root and its only child)
-  reported.sort((a, b) => a.lo - b.lo || b.hi - a.hi);
-  const unique = reported.filter((r, i) => i === 0 || r.lo !== (reported[i - 1] as typeof r).lo || r.hi !== (reported[i - 1] as typeof r).hi);
-  const lo = new Uint32Array(unique.length);
-  const hi = new Uint32Array(unique.length);
-  const listOffsets = new Uint32Array(unique.length + 1);
-  const list: number[] = [];
-  unique.forEach((r, idx) => {
-    lo[idx] = r.lo;
-    hi[idx] = r.hi;
-    for (const s of r.list) list.push(s);
-    listOffsets[idx + 1] = list.length;
-  });
-  return { lo, hi, listOffsets, list: Uint32Array.from(list) };
 }
 
 function scanTop(lo: number, hi: number, sugOf: Uint32Array | null, k: number, inner: boolean, scoreOf: (s: number) => number, out: CompletionHit[]): void {

@@ -6,6 +6,7 @@
 // cohesion so that incidental neighbours ("memory prepaid") rank below real phrases ("cell
 // phone"). Every weight is a sum over supporting documents, so counts from different segments
 // and index parts add up.
+import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular, words } from '../../node/runtime/text/tokenize.js';
 import type { DocFields } from './doc-fields.js';
 
@@ -14,7 +15,7 @@ export type SuggestionType = (typeof SUGGESTION_TYPES)[number];
 export const SUG = { query: 0, brand: 1, category: 2, attribute: 3, product: 4 } as const;
 
 /** Ranking weight of each type relative to a mined phrase with the same support. */
-export const TYPE_FACTOR: Record<SuggestionType, number> = { query: 1, brand: 1.25, category: 1.1, attribute: 0.5, product: 1 };
+export const TYPE_FACTOR: Record<SuggestionType, number> = { query: 1, brand: 1.25, category: 1.1, attribute: 0.5, product: 0.7 };
 
 export interface MinedSuggestion {
   /** normalized words joined by single spaces */
@@ -59,13 +60,15 @@ const NUMERIC_KEY = /^[\d./, ]+$/;
 const MARKS = /[\u2122\u00ae\u00a9]/g;
 /** share of a word's occurrences followed by the same next word above which it is no phrase end */
 const CONTINUATION_SHARE = 0.8;
+/** pair keys: word id * WORD_SPACE + next word group id (exact in a double up to 2^26 words) */
+const WORD_SPACE = 2 ** 26;
 /** a phrase is dropped when one longer phrase covers this share of its documents */
 const CLOSED_SHARE = 0.9;
 /**
  * Product suggestions are keyed by the start of their title: nobody types further, and variants
  * that differ only after it (colours, sizes) collapse into one suggestion.
  */
-export const MAX_PRODUCT_KEY_CHARS = 64;
+export const MAX_PRODUCT_KEY_CHARS = 48;
 // Units start no phrase ("ft PVC" from "10 ft. PVC"); a number starts one only before a unit.
 const UNIT_WORDS = new Set(['in', 'inch', 'inches', 'ft', 'feet', 'foot', 'yd', 'mm', 'cm', 'm', 'gal', 'gallon', 'qt', 'pt', 'oz', 'lb', 'lbs', 'kg', 'g', 'l', 'ml', 'w', 'v', 'a', 'amp', 'watt', 'volt', 'pk', 'pack', 'pc', 'pcs', 'piece', 'ct', 'count', 'sq', 'cu', 'gauge', 'mah', 'gb', 'tb', 'mb', 'hz', 'ghz']);
 const MAX_KEY_CHARS = 200;
@@ -121,9 +124,12 @@ export class SuggestionMiner {
   private docs = 0;
   private readonly records: DocRecord[] = [];
   private readonly phraseCounts = new Uint8Array(1 << HASH_BITS);
-  /** title word -> occurrences, and -> (next title word, singular) -> occurrences */
-  private readonly occurrences = new Map<string, number>();
-  private readonly next = new Map<string, Map<string, number>>();
+  /** title words by id, their occurrences, and (word, next word's singular) pair counts */
+  private readonly wordIds = new Map<string, number>();
+  private readonly wordList: string[] = [];
+  private readonly wordGroup: number[] = [];
+  private readonly occurrences: number[] = [];
+  private readonly pairs = new Map<number, number>();
   /** brand + category phrase -> its category key */
   private readonly combos = new Map<number, string>();
 
@@ -196,17 +202,20 @@ export class SuggestionMiner {
     if (start >= 0) spans.push([start, items.length]);
 
     for (const [lo, hi] of spans) {
+      let prev = -1;
       for (let i = lo; i < hi; i++) {
         const it = items[i] as Item;
-        if (!it.content) continue;
-        this.occurrences.set(it.key, (this.occurrences.get(it.key) ?? 0) + 1);
-        const nx = items[i + 1];
-        if (i + 1 < hi && nx !== undefined && nx.content) {
-          const group = singular(nx.key) ?? nx.key;
-          let m = this.next.get(it.key);
-          if (m === undefined) this.next.set(it.key, (m = new Map()));
-          m.set(group, (m.get(group) ?? 0) + 1);
+        if (!it.content) {
+          prev = -1;
+          continue;
         }
+        const id = this.wordId(it.key);
+        this.occurrences[id] = (this.occurrences[id] as number) + 1;
+        if (prev >= 0) {
+          const pair = prev * WORD_SPACE + (this.wordGroup[id] as number);
+          this.pairs.set(pair, (this.pairs.get(pair) ?? 0) + 1);
+        }
+        prev = id;
       }
     }
 
@@ -224,6 +233,20 @@ export class SuggestionMiner {
       const at = hash >>> (32 - HASH_BITS);
       if ((this.phraseCounts[at] as number) < 255) this.phraseCounts[at] = (this.phraseCounts[at] as number) + 1;
     });
+  }
+
+  /** Interned id of a title word; its group is the id of its singular (plural and singular count together). */
+  private wordId(word: string): number {
+    let id = this.wordIds.get(word);
+    if (id !== undefined) return id;
+    id = this.wordList.length;
+    this.wordIds.set(word, id);
+    this.wordList.push(word);
+    this.occurrences.push(0);
+    this.wordGroup.push(id);
+    const one = singular(word);
+    if (one !== null) this.wordGroup[id] = this.wordId(one);
+    return id;
   }
 
   /**
@@ -347,13 +370,16 @@ export class SuggestionMiner {
 
     // A word that nearly always continues the same way ("cell" -> "phone(s)") cannot end a
     // phrase (plural and singular next words count together).
-    const continues = new Set<string>();
-    for (const [word, m] of this.next) {
-      const c = this.occurrences.get(word) ?? 0;
-      let top = 0;
-      for (const v of m.values()) if (v > top) top = v;
-      if (c > 0 && top >= CONTINUATION_SHARE * c) continues.add(word);
+    const topNext = new Array<number>(this.wordList.length).fill(0);
+    for (const [pair, c] of this.pairs) {
+      const w = Math.floor(pair / WORD_SPACE);
+      if (c > (topNext[w] as number)) topNext[w] = c;
     }
+    const continues = new Set<string>();
+    this.wordList.forEach((word, w) => {
+      const c = this.occurrences[w] as number;
+      if (c > 0 && (topNext[w] as number) >= CONTINUATION_SHARE * c) continues.add(word);
+    });
     for (let id = 0; id < total; id++) {
       if (!isPhrase(id)) continue;
       const key = keys[id] as string;
@@ -485,5 +511,5 @@ function spanKey(items: Item[], lo: number, hi: number): string {
 }
 
 function cleanDisplay(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
+  return decodeEntities(s).replace(/\s+/g, ' ').trim();
 }

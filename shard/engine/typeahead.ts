@@ -6,6 +6,8 @@
 // word anywhere (ranked lowest). Scores are sums over supporting documents times match factors,
 // so results of several index parts merge by adding the scores of equal ids.
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
+import { decodeEntities } from '../../node/runtime/text/normalize.js';
+import { singular } from '../../node/runtime/text/tokenize.js';
 import type { IndexSnapshot } from './index-snapshot.js';
 import { lexicalSearch } from './lexical-search.js';
 import { docWeightOf, type Segment } from './segment.js';
@@ -59,13 +61,18 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   scored.sort((a, b) => b.score - a.score || (a.c.key < b.c.key ? -1 : 1));
   const out: TypeaheadSuggestion[] = [];
   const titles = new Set<string>();
+  const forms = new Set<string>();
   for (const { c, score } of scored) {
     if (out.length >= limit) break;
+    // "Toilets" after "Toilet": one form of a phrase is enough
+    const form = c.key.split(' ').map((w) => singular(w) ?? w).join(' ');
+    if (forms.has(form)) continue;
     const s = toSuggestion(c, score);
     if (s === null) continue;
     const t = s.title.toLowerCase();
     if (titles.has(t)) continue;
     titles.add(t);
+    forms.add(form);
     out.push(s);
   }
 
@@ -78,7 +85,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     for (const h of res.hits) {
       const seg = snapshot.segments[h.segment] as Segment;
       const id = seg.idAt(h.ord);
-      const title = seg.title(h.ord);
+      const title = decodeEntities(seg.title(h.ord)).trim();
       if (have.has(id) || titles.has(title.toLowerCase())) continue;
       have.add(id);
       titles.add(title.toLowerCase());
@@ -133,7 +140,7 @@ function toSuggestion(c: Candidate, score: number): TypeaheadSuggestion | null {
   if (type === 'product') {
     const doc = seg.suggestions.bestDocs[c.sug] as number;
     if (!seg.isLive(doc)) return null;
-    return { id: seg.idAt(doc), type, title: seg.title(doc), score: round(score) };
+    return { id: seg.idAt(doc), type, title: decodeEntities(seg.title(doc)).trim(), score: round(score) };
   }
   return { id: `q:${c.key}`, type, title: seg.suggestions.display(c.sug), score: round(score) };
 }

@@ -1,6 +1,8 @@
 // A streaming CSV reader (RFC 4180 plus what real exports do): fields quoted with `"` and `""`
 // inside quotes, CRLF, LF or CR line ends, quoted fields across lines, a quote inside an
-// unquoted field kept as a character, a bad closing quote (`"a"b`) read on as unquoted text.
+// unquoted field kept as a character, a stray quote inside a quoted field (`"a "b" c"`) kept as
+// a character, the field then ending at the next quote that is followed by a delimiter or a line
+// end (and at a line end in any case, so a stray quote cannot swallow the following rows).
 // Every row carries the line it starts on. Two failures stay local to their row:
 //   - a row longer than `maxRecordChars` is reported and skipped without being held in memory;
 //   - a quote that is never closed is reported at the end of the file and the text after the
@@ -32,6 +34,8 @@ const enum State {
   Unquoted,
   Quoted,
   QuoteInQuoted,
+  /** a quoted field after a stray quote: quotes are kept unless they close it; a line end ends the row */
+  QuotedRelaxed,
 }
 
 export class CsvReader {
@@ -121,7 +125,7 @@ export class CsvReader {
       }
     }
     // start of the pending slice of the current field (a field may go on from the last chunk), or -1
-    let seg = this.state === State.Quoted || this.state === State.Unquoted ? i : -1;
+    let seg = this.state === State.Quoted || this.state === State.Unquoted || this.state === State.QuotedRelaxed ? i : -1;
     for (; i < n; i++) {
       const c = text.charCodeAt(i);
       if (!this.skipping && ++this.rowChars > this.maxChars) {
@@ -203,10 +207,33 @@ export class CsvReader {
             rowStart = i + 1;
             continue;
           } else {
-            // a closing quote followed by text: keep the quote and read on as unquoted text
+            // a quote followed by text did not close the field: keep it and read on
             if (!this.skipping) this.field += '"';
-            this.state = State.Unquoted;
+            this.state = State.QuotedRelaxed;
             seg = i;
+          }
+          break;
+        case State.QuotedRelaxed:
+          if (c === QUOTE) {
+            this.take(text, seg, i);
+            seg = -1;
+            this.state = State.QuoteInQuoted;
+          } else if (c === delim) {
+            this.take(text, seg, i);
+            seg = -1;
+            this.endField();
+            this.state = State.FieldStart;
+          } else if (c === LF || c === CR) {
+            this.take(text, seg, i);
+            seg = -1;
+            this.endLine(text, i, c, out);
+            if (c === CR) {
+              if (i + 1 < n) {
+                if (text.charCodeAt(i + 1) === LF) i++;
+              } else this.afterCr = true;
+            }
+            rowStart = i + 1;
+            continue;
           }
           break;
       }

@@ -24,7 +24,7 @@ export type Mapped = { doc: SuggestDocument; error?: undefined } | { doc?: undef
 export const MAX_DOC_ID_BYTES = 512;
 
 const ID_FIELDS = ['id', '_id', 'objectID', 'objectId', 'sku', 'product_id', 'productId', 'uid', 'index'];
-const TITLE_FIELDS = ['title', 'name', 'product', 'product_name', 'productName'];
+const TITLE_FIELDS = ['title', 'name', 'product', 'product_name', 'productName', 'product_title'];
 const DESC_FIELDS = ['desc', 'description'];
 const MANUFACTURER_FIELDS = ['manufacturer', 'brand', 'vendor', 'maker'];
 
@@ -36,7 +36,8 @@ export function mapRecord(record: Record<string, unknown>, mapping: DocumentMapp
 }
 
 export function mapDocumentRecord(record: Record<string, unknown>, fromCsv: boolean): Mapped {
-  const used = new Set<string>();
+  // the document's own field names never spill into raw, even when empty
+  const used = new Set<string>(['id', 'title', 'desc', 'manufacturer'].filter((k) => Object.hasOwn(record, k)));
   const pick = (names: string[]): unknown => {
     for (const name of names) {
       if (!Object.hasOwn(record, name)) continue;

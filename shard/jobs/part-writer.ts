@@ -67,9 +67,12 @@ export class PartWriter {
     }
   }
 
-  /** Document count of every part. */
+  /**
+   * Document count of every part. Read from a one-document list page rather than IndexStats,
+   * which would also ask the search engine for its statistics (and build it) for nothing.
+   */
   counts(): Promise<number[]> {
-    return Promise.all(Array.from({ length: this.parts }, (_, p) => this.call(p, async (api, ref) => (await api.indexStats({ ref })).documentCount)));
+    return Promise.all(Array.from({ length: this.parts }, (_, p) => this.call(p, async (api, ref) => (await api.listDocuments({ ref, afterId: '', limit: 1, offset: 0 })).total)));
   }
 
   upsert(part: number, docs: readonly SuggestDocument[], maxDocuments: number): Promise<pb.UpsertResponse> {

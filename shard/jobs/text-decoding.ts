@@ -33,7 +33,11 @@ export function detectEncoding(head: Uint8Array, requested: string | null, compl
   if (bom) return { encoding: bom.encoding, bom: bom.length, source: 'bom' };
   let evenNul = 0;
   let oddNul = 0;
-  for (let i = 0; i < head.length; i++) if (head[i] === 0) (i % 2 === 0 ? evenNul++ : oddNul++);
+  for (let i = 0; i < head.length; i++) {
+    if (head[i] !== 0) continue;
+    if (i % 2 === 0) evenNul++;
+    else oddNul++;
+  }
   // ASCII text in UTF-16 has a NUL in every other byte
   if (head.length >= 4 && oddNul > head.length / 8 && oddNul > evenNul * 4) return { encoding: 'utf-16le', bom: 0, source: 'sniffed' };
   if (head.length >= 4 && evenNul > head.length / 8 && evenNul > oddNul * 4) return { encoding: 'utf-16be', bom: 0, source: 'sniffed' };

@@ -15,6 +15,22 @@ import { doc, quietLogger, refOf, rejection, tempDir, titleOf } from './helpers.
 const ME = NodeId('grpc-node');
 const P = 8;
 
+/** The blob and job calls of a fake ShardApi that never uses them. */
+const noJobs: Pick<ShardApi, 'putBlob' | 'getBlob' | 'deleteBlob' | 'startJob' | 'cancelJob'> = {
+  putBlob: () => Promise.reject(new Error('no blobs here')),
+  getBlob: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('no blobs here')) }) }),
+  deleteBlob: () => Promise.resolve({ deleted: false }),
+  startJob: () => Promise.reject(new Error('no jobs here')),
+  cancelJob: () => Promise.resolve({ accepted: false, status: '' }),
+};
+
+async function* chunksOf(tenantId: string, blobId: string, data: Buffer, size: number, failAfter = -1): AsyncIterable<pb.BlobChunk> {
+  for (let i = 0, n = 0; i < data.length; i += size, n++) {
+    if (n === failAfter) throw new SuggestError('payload_too_large', 'too large (test)');
+    yield { tenantId: i === 0 ? tenantId : '', blobId: i === 0 ? blobId : '', maxBytes: 0, data: data.subarray(i, i + size) };
+  }
+}
+
 describe('ShardService over gRPC', () => {
   let remove: () => Promise<void>;
   let node: ShardNode;
@@ -39,6 +55,31 @@ describe('ShardService over gRPC', () => {
     await server?.shutdown(1_000);
     await node?.close();
     await remove?.();
+  });
+
+  it('streams blobs both ways, with flow control, and keeps nothing of a cancelled upload', async () => {
+    const data = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 7) % 251;
+    const ref = await shard.putBlob(chunksOf('acme', 'blob-1', data, 64 * 1024));
+    expect(ref).toMatchObject({ tenantId: 'acme', blobId: 'blob-1', size: data.length, nodeId: ME });
+    const back: Buffer[] = [];
+    for await (const c of shard.getBlob({ tenantId: 'acme', blobId: 'blob-1', offset: 0 })) back.push(Buffer.from(c.data));
+    expect(Buffer.concat(back).equals(data)).toBe(true);
+    const err = await rejection(shard.putBlob(chunksOf('acme', 'blob-2', data, 64 * 1024, 5)));
+    expect(err.code).toBe('payload_too_large');
+    const missing = await rejection((async () => {
+      for await (const _ of shard.getBlob({ tenantId: 'acme', blobId: 'blob-2', offset: 0 })) void _;
+    })());
+    expect(missing.code).toBe('file_not_found');
+    const capped = await rejection(shard.putBlob((async function* () {
+      yield { tenantId: 'acme', blobId: 'blob-3', maxBytes: 10, data: Buffer.alloc(11) };
+    })()));
+    expect(capped.code).toBe('payload_too_large');
+    expect((await shard.deleteBlob({ tenantId: 'acme', blobId: 'blob-1', offset: 0 })).deleted).toBe(true);
+    const traversal = await rejection(shard.deleteBlob({ tenantId: 'acme', blobId: '../blob-1', offset: 0 }));
+    expect(traversal.code).toBe('bad_request');
+    // a node without a job runner says so
+    expect((await rejection(shard.startJob({ tenantId: 'acme', jobId: 'j', wait: false, requeue: false }))).code).toBe('not_implemented');
   });
 
   it('round-trips every RPC', async () => {
@@ -132,6 +173,7 @@ describe('ShardService over gRPC', () => {
       indexStats: () => never,
       query: () => Promise.reject(new Error('engine exploded')),
       partitionStats: () => never,
+      ...noJobs,
     };
     const slow = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(stuck, quietLogger) });
     const impatient = new GrpcClientPool({ resolve: () => slow.address, deadlineMs: 200, deadlines: { query: 2_000 } });
@@ -160,6 +202,7 @@ describe('ShardService over gRPC', () => {
       dropIndex: () => never,
       indexStats: () => never,
       query: () => never,
+      ...noJobs,
     };
     const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(slowStats, quietLogger) });
     const client = new GrpcClientPool({ resolve: () => srv.address, deadlineMs: 5_000 });

@@ -8,12 +8,20 @@
 const DROPPED = /[\u2122\u00ae\u00a9\u2120]/g;
 
 // A few HTML entities that product feeds carry escaped ("Briggs &amp; Stratton").
-const ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>', nbsp: ' ', '#39': "'", '#34': '"' };
-const ENTITY = /&(amp|quot|apos|lt|gt|nbsp|#39|#34);/g;
+const ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>', nbsp: ' ', '#39': "'", '#34': '"', '#38': '&' };
+const ENTITY = /&(amp|quot|apos|lt|gt|nbsp|#39|#34|#38);/g;
+
+/** Decodes the HTML entities product feeds carry escaped, for text that is displayed. */
+export function decodeEntities(text: string): string {
+  return text.includes('&') ? text.replace(ENTITY, (_, e: string) => ENTITIES[e] ?? '') : text;
+}
 
 // Generic combining diacritics only. Script-specific marks (Devanagari vowel signs, Japanese
 // dakuten, Hebrew points...) change the letter and are kept, so non-Latin scripts stay intact.
-const DIACRITICS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
+const NONSPACING_MARK = /\p{Mn}/gu;
+function isGenericDiacritic(c: number): boolean {
+  return (c >= 0x300 && c <= 0x36f) || (c >= 0x1ab0 && c <= 0x1aff) || (c >= 0x1dc0 && c <= 0x1dff) || (c >= 0x20d0 && c <= 0x20ff) || (c >= 0xfe20 && c <= 0xfe2f);
+}
 
 // Letters that NFD does not decompose but that users type without their stroke or ligature.
 const LETTERS: Record<string, string> = {
@@ -48,7 +56,7 @@ export function normalize(text: string): string {
   // NFKC first (full-width forms, ligatures, superscripts), then lower case, then strip the
   // diacritics exposed by NFD and recompose what is left (Hangul, Indic).
   s = s.normalize('NFKC').toLowerCase();
-  s = s.normalize('NFD').replace(DIACRITICS, '').normalize('NFC');
+  s = s.normalize('NFD').replace(NONSPACING_MARK, (m) => (isGenericDiacritic(m.charCodeAt(0)) ? '' : m)).normalize('NFC');
   s = s.replace(SPECIAL_LETTERS, (c) => LETTERS[c] ?? c);
   s = s.replace(TYPOGRAPHIC, (c) => PUNCT[c] ?? c);
   return collapse(s);

@@ -18,6 +18,9 @@ export interface Token {
   kind: TokenKind;
 }
 
+/** Receives tokens as they are found (no token objects are allocated). */
+export type TokenSink = (term: string, pos: number, kind: TokenKind) => void;
+
 export interface TokenizeOptions {
   /** the input is already the output of `normalize` */
   normalized?: boolean;
@@ -90,9 +93,18 @@ export function singular(word: string): string | null {
  * - other scripts are kept whole, including their combining marks
  */
 export function tokenize(text: string, options: TokenizeOptions = {}): Token[] {
+  const out: Token[] = [];
+  forEachToken(text, (term, pos, kind) => out.push({ term, pos, kind }), options);
+  return out;
+}
+
+/**
+ * `tokenize` without the array: calls `sink` for every token, in order. Returns the number of
+ * words (positions) found. Indexing uses this form.
+ */
+export function forEachToken(text: string, sink: TokenSink, options: TokenizeOptions = {}): number {
   const s = options.normalized ? text : normalize(text);
   const variants = options.variants ?? true;
-  const out: Token[] = [];
   const hasCjk = CJK_CHAR.test(s);
   const src = hasCjk ? s.replace(CJK_RUN, ' $& ') : s;
   let pos = 0;
@@ -100,31 +112,31 @@ export function tokenize(text: string, options: TokenizeOptions = {}): Token[] {
   for (const m of src.matchAll(RUN)) {
     const run = m[0];
     if (hasCjk && CJK_CHAR.test(run)) {
-      pos = emitCjk(run, pos, out);
+      pos = emitCjk(run, pos, sink);
       prevNumeric = false;
       continue;
     }
     const shape = asciiShape(run);
     if (shape === LOWER) {
       // the common case, a plain lower-case word: no parts, maybe a unit or a singular
-      emitPlain(run, pos, prevNumeric, variants, out);
+      emitPlain(run, pos, prevNumeric, variants, sink);
       prevNumeric = false;
       pos++;
       continue;
     }
     if (shape === DIGITS_ONLY) {
-      out.push({ term: clip(run), pos, kind: 'word' });
+      sink(clip(run), pos, 'word');
       prevNumeric = true;
       pos++;
       continue;
     }
     for (const word of splitRun(run)) {
-      emitWord(word, pos, prevNumeric, variants, out);
+      emitWord(word, pos, prevNumeric, variants, sink);
       prevNumeric = NUMBER.test(word.segs[word.segs.length - 1] ?? '');
       pos++;
     }
   }
-  return out;
+  return pos;
 }
 
 /** The word terms of a text, in order: what suggestion keys and `normalized_query` are made of. */
@@ -183,17 +195,17 @@ function splitRun(run: string): RunWord[] {
   return result;
 }
 
-function emitWord(word: RunWord, pos: number, afterNumber: boolean, variants: boolean, out: Token[]): void {
+function emitWord(word: RunWord, pos: number, afterNumber: boolean, variants: boolean, sink: TokenSink): void {
   const segs = word.quoteUnit ? [...word.segs.slice(0, -1), (word.segs[word.segs.length - 1] as string) + word.quoteUnit] : word.segs;
   const term = clip(segs.join(''));
-  out.push({ term, pos, kind: 'word' });
+  sink(term, pos, 'word');
   if (!variants) return;
   const seen = new Set<string>([term]);
   const add = (t: string, kind: TokenKind): void => {
     const c = clip(t);
     if (c.length === 0 || seen.has(c)) return;
     seen.add(c);
-    out.push({ term: c, pos, kind });
+    sink(c, pos, kind);
   };
   if (segs.length > 1) {
     for (let i = 0; i < segs.length; i++) {
@@ -249,24 +261,24 @@ function asciiShape(run: string): number {
   return letters && !digits ? LOWER : digits && !letters ? DIGITS_ONLY : OTHER;
 }
 
-function emitPlain(term: string, pos: number, afterNumber: boolean, variants: boolean, out: Token[]): void {
+function emitPlain(term: string, pos: number, afterNumber: boolean, variants: boolean, sink: TokenSink): void {
   const t = clip(term);
-  out.push({ term: t, pos, kind: 'word' });
+  sink(t, pos, 'word');
   if (!variants) return;
   const unit = afterNumber ? UNITS.get(t) : undefined;
-  if (unit !== undefined && unit !== t) out.push({ term: unit, pos, kind: 'alt' });
+  if (unit !== undefined && unit !== t) sink(unit, pos, 'alt');
   const one = singular(t);
-  if (one !== null && one !== unit) out.push({ term: one, pos, kind: 'alt' });
+  if (one !== null && one !== unit) sink(one, pos, 'alt');
 }
 
-function emitCjk(run: string, pos: number, out: Token[]): number {
+function emitCjk(run: string, pos: number, sink: TokenSink): number {
   const chars = Array.from(run);
   if (chars.length === 1) {
-    out.push({ term: chars[0] as string, pos, kind: 'word' });
+    sink(chars[0] as string, pos, 'word');
     return pos + 1;
   }
   for (let i = 0; i + 1 < chars.length; i++) {
-    out.push({ term: (chars[i] as string) + (chars[i + 1] as string), pos: pos++, kind: 'word' });
+    sink((chars[i] as string) + (chars[i + 1] as string), pos++, 'word');
   }
   return pos;
 }

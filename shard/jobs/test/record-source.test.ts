@@ -38,12 +38,16 @@ describe('CsvReader', () => {
   });
 
   it('keeps a quote inside an unquoted field and reads on after a bad closing quote', () => {
-    const rows = csv('1,12" screen\n2,"bad "quote" here\n3,fine\n');
-    expect(rows).toEqual([
-      { line: 1, fields: ['1', '12" screen'] },
-      { line: 2, fields: ['2', 'bad "quote" here'] },
-      { line: 3, fields: ['3', 'fine'] },
-    ]);
+    for (const size of [1, 3, 1000]) {
+      const rows = csv('1,12" screen\n2,"bad "quote" here\n3,fine\n4,"a "b" c",x\n5,"x"y"\n', size);
+      expect(rows).toEqual([
+        { line: 1, fields: ['1', '12" screen'] },
+        { line: 2, fields: ['2', 'bad "quote" here'] },
+        { line: 3, fields: ['3', 'fine'] },
+        { line: 4, fields: ['4', 'a "b" c', 'x'] },
+        { line: 5, fields: ['5', 'x"y'] },
+      ]);
+    }
   });
 
   it('reports an unclosed quote on its row and reads the following lines again', () => {

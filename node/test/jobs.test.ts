@@ -1,0 +1,297 @@
+// Ingestion and export jobs end to end against a real single-node process: the real catalogs
+// (BigBasket CSV, Best Buy JSON and the same as JSON Lines), hostile files, upload limits and the
+// presigned route, progress streams, exports, promote under load, and the crash test: SIGKILL
+// while a background job runs, restart, and the job resumes with no document lost or duplicated.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
+import { ApiClient, waitFor } from './api-client.js';
+import { bestBuyJson, bestBuyJsonl, bigBasketCsv, homeDepotLatin1, readStream, uploadFile, waitForJob, type JobView, type StartView } from './job-client.js';
+import { promoteUnderLoad } from './promote-load.js';
+
+const MB = 1024 * 1024;
+type Err = { code: string; detail: string };
+type Doc = { id: string; title: string; desc: string; manufacturer: string; raw: Record<string, unknown> };
+
+async function tenant(api: ApiClient, admin: string, id: string, plan: string): Promise<string> {
+  expect((await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: id, name: id, plan } })).status).toBe(200);
+  const k = await api.call<{ key: string }>('POST', `/v1/admin/tenants/${id}/keys`, { key: admin, body: { kind: 'private', name: 'k' } });
+  return k.body.key;
+}
+
+describe('jobs on a single node', () => {
+  let node: SingleNode;
+  let api: ApiClient;
+  let key: string;
+
+  beforeAll(async () => {
+    node = await startSingleNode({ echo: process.env.SUGGEST_TEST_ECHO === '1', env: { SUGGEST_SSE_HEARTBEAT_MS: '300', SUGGEST_JOB_LEASE_TTL_SECONDS: '2' } });
+    api = new ApiClient(node.baseUrl);
+    key = await tenant(api, node.adminKey, 'catalog', 'enterprise');
+    for (const index_id of ['bigbasket', 'bestbuy', 'hostile', 'limits']) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
+  }, 60_000);
+  afterAll(async () => {
+    await node?.stop();
+  });
+
+  it('ingests the BigBasket CSV as a background job, followed on its progress stream', async () => {
+    const up = await uploadFile(node.baseUrl, key, 'bigbasket', bigBasketCsv(), { filename: 'BigBasket Products.csv', type: 'text/csv' });
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    expect(up.body.run).toBe('background');
+    const stream = await readStream(`${node.baseUrl}/v1/ingestion-jobs/${up.body.job_id}/stream`, key, (ev) => ev.some((e) => e.event === 'done'));
+    const done = JSON.parse(stream.events.find((e) => e.event === 'done')!.data) as JobView;
+    expect(done).toMatchObject({ status: 'succeeded', processed: 27_555, failed: 0, total: 27_555, format: 'csv' });
+    const count = await api.call<{ total: number }>('GET', '/v1/indexes/bigbasket/documents?page_size=1', { key });
+    expect(count.body.total).toBe(27_555);
+    const first = await api.call<Doc>('GET', '/v1/indexes/bigbasket/documents/1', { key });
+    expect(first.body).toMatchObject({ title: 'Garlic Oil - Vegetarian Capsule 500 mg', manufacturer: 'Sri Sri Ayurveda', raw: { category: 'Beauty & Hygiene', sale_price: 220, rating: 4.1 } });
+  });
+
+  it('gives the same documents for the Best Buy JSON array and the same records as JSON Lines', async () => {
+    const json = await uploadFile(node.baseUrl, key, 'bestbuy', bestBuyJson(), { filename: 'bestbuy.json' });
+    expect(json.body.run).toBe('background');
+    expect(await waitForJob(api, key, json.body.job_id)).toMatchObject({ status: 'succeeded', processed: 3_291, failed: 0 });
+    const lines = await uploadFile(node.baseUrl, key, 'bestbuy', bestBuyJsonl(), { filename: 'bestbuy.jsonl' });
+    expect(await waitForJob(api, key, lines.body.job_id)).toMatchObject({ status: 'succeeded', processed: 3_291, format: 'jsonl' });
+    // records without ids get ids from their content: the second upload replaced, not added
+    expect((await api.call<{ total: number }>('GET', '/v1/indexes/bestbuy/documents?page_size=1', { key })).body.total).toBe(3_291);
+  });
+
+  describe('hostile files', () => {
+    const up = (file: string | Buffer, filename: string, type?: string) => uploadFile(node.baseUrl, key, 'hostile', file, { filename, ...(type ? { type } : {}) });
+
+    it('broken CSV quoting: the bad rows fail alone, with their lines', async () => {
+      const csv = 'id,title,price\nq1,"fine, quoted",1\nq2,"bad "quote" inside",2\nq3,12" screen,3\nq4,"never closed,4\nq5,after,5\n';
+      const r = await up(csv, 'quotes.csv');
+      expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 4, failed: 1 });
+      expect(r.body.job.errors[0]).toMatchObject({ line: 5 });
+      expect(r.body.job.errors[0]!.detail).toMatch(/never closed/);
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/q2', { key })).body.title).toBe('bad "quote" inside');
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/q5', { key })).status).toBe(200);
+    });
+
+    it('a latin-1 file (Home Depot) and UTF-16 with and without BOM are read right', async () => {
+      const r = await up(homeDepotLatin1(400), 'homedepot.csv');
+      expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 399, failed: 0 });
+      // the bytes E5 A1 of this row, read as latin-1 (what the file is), not replaced
+      const d = await api.call<Doc>('GET', '/v1/indexes/hostile/documents/1060', { key });
+      expect(d.body.title).toBe('Paslode 3 in. x 0.120-Gauge 30\u00e5\u00a1 Galvanized Ring Shank Paper Tape Framing Nails (2,000-Pack)');
+      const u16 = Buffer.from('id,title\nw1,Größe\n', 'utf16le');
+      expect((await up(Buffer.concat([Buffer.from([0xff, 0xfe]), u16]), 'u16bom.csv')).body.job.status).toBe('succeeded');
+      expect((await up(Buffer.from('id,title\nw2,Çedille\n', 'utf16le'), 'u16.csv')).body.job.status).toBe('succeeded');
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/w2', { key })).body.title).toBe('Çedille');
+    });
+
+    it('a UTF-8 BOM before the header does not rename the first column', async () => {
+      const r = await up('\ufeffid,title\nbom1,With BOM\n', 'bom.csv');
+      expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 1 });
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/bom1', { key })).body).toMatchObject({ title: 'With BOM', raw: {} });
+    });
+
+    it('an enormous row fails alone; the rows around it are ingested', async () => {
+      const csv = `id,title\nbig0,before\nbig1,${'x'.repeat(3 * MB)}\nbig2,after\n`;
+      const r = await up(csv, 'enormous.csv');
+      expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 2, failed: 1 });
+      expect(r.body.job.errors[0]).toMatchObject({ line: 3 });
+      const jsonl = `{"id":"big3"}\n{"id":"big4","t":"${'y'.repeat(2 * MB)}"}\n{"id":"big5"}\n`;
+      expect((await up(jsonl, 'enormous.jsonl')).body.job).toMatchObject({ processed: 2, failed: 1 });
+    });
+
+    it('deeply nested JSON is refused per record, without exhausting the stack', async () => {
+      const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+      const json = `[{"id":"n1","title":"ok"},${deep},{"id":"n2","raw":${'{"a":'.repeat(40)}1${'}'.repeat(40)}},{"id":"n3"}]`;
+      const r = await up(json, 'nested.json');
+      expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 2, failed: 2 });
+      expect(r.body.job.errors.map((e) => e.detail).join(' ')).toMatch(/deeper than 32/);
+      expect((await api.call('GET', '/v1/indexes/hostile/documents/n3', { key })).status).toBe(200);
+      const alone = await up(deep, 'only-deep.json');
+      expect(alone.body.job).toMatchObject({ status: 'failed', processed: 0 });
+    });
+
+    it('mislabelled content types and names are read by their content', async () => {
+      const json = JSON.stringify([{ id: 'ml1', title: 'JSON sent as CSV' }]);
+      const a = await up(json, 'export.csv', 'text/csv');
+      expect(a.body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'json' });
+      const b = await up('id,title\nml2,CSV sent as JSON\n', 'data', 'application/json');
+      expect(b.body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'csv' });
+      const c = await up('{"id":"ml3"}\n{"id":"ml4"}\n', 'lines.json', 'application/json');
+      expect(c.body.job).toMatchObject({ status: 'succeeded', processed: 2 });
+      // what the file name says is believed when the content does not contradict it: garbage fails cleanly
+      const d = await up('just some words\nand more\n', 'notes.jsonl');
+      expect(d.body.job).toMatchObject({ status: 'failed', processed: 0, failed: 2, error_code: 'no_valid_rows' });
+    });
+
+    it('a file that ends mid-record keeps everything before it', async () => {
+      const json = '[{"id":"t1","title":"a"},{"id":"t2","title":"b"},{"id":"t3","tit';
+      const r = await up(json, 'truncated.json');
+      expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 2, failed: 1 });
+      expect(r.body.job.errors.map((e) => e.detail).join(' ')).toMatch(/ends inside the record/);
+      const csv = await up('id,title\nt4,a\nt5,"cut in the mid', 'truncated.csv');
+      expect(csv.body.job).toMatchObject({ status: 'succeeded', processed: 1, failed: 1 });
+      const lines = await up('{"id":"t6"}\n{"id":"t7","x":', 'truncated.jsonl');
+      expect(lines.body.job).toMatchObject({ status: 'succeeded', processed: 1, failed: 1 });
+    });
+
+    it('empty and binary files fail cleanly with a reason', async () => {
+      const empty = await up('', 'empty.csv');
+      expect(empty.body.job).toMatchObject({ status: 'failed', processed: 0 });
+      expect(empty.body.job.error).toBeTruthy();
+      const noise = Buffer.alloc(64 * 1024);
+      for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+      const bin = await up(noise, 'noise.bin');
+      expect(bin.status).toBe(200);
+      expect(['failed', 'succeeded']).toContain(bin.body.job.status);
+      expect((await api.call('GET', '/healthz')).status).toBe(200);
+    });
+  });
+
+  describe('limits', () => {
+    it('refuses a direct upload over the tenant limit, and over 50 MB points to the presigned route', async () => {
+      const small = await tenant(api, node.adminKey, 'small', 'pro');
+      expect((await api.call('PATCH', '/v1/admin/tenants/small', { key: node.adminKey, body: { upload_limit_bytes: 1 * MB } })).status).toBe(200);
+      await api.call('POST', '/v1/indexes', { key: small, body: { index_id: 'x', name: 'x' } });
+      const limit = await api.call<{ limit_bytes: number; source: string }>('GET', '/v1/indexes/file-size-limit', { key: small });
+      expect(limit.body).toMatchObject({ limit_bytes: MB, source: 'tenant' });
+      const over = await uploadFile(node.baseUrl, small, 'x', bigBasketCsv(), { filename: 'bb.csv' });
+      expect(over.status).toBe(413);
+      expect(over.body.code).toBe('payload_too_large');
+      expect(String(over.body.detail)).toMatch(/upload limit of tenant 'small' is 1048576 bytes \(tenant\)/);
+      // over 50 MB (enterprise allows 1 GB): only through a presigned upload
+      const huge = Buffer.alloc(51 * MB, 0x61);
+      const direct = await uploadFile(node.baseUrl, key, 'limits', huge, { filename: 'huge.csv' });
+      expect(direct.status).toBe(413);
+      expect(String(direct.body.detail)).toMatch(/presigned URL: POST \/v1\/indexes\/limits\/upload-url/);
+    });
+
+    it('takes a 25 MB file through the presigned route and ingests it in the background', async () => {
+      const items = JSON.parse(bestBuyJson().toString('utf8')) as Record<string, unknown>[];
+      const lines: string[] = [];
+      let size = 0;
+      for (let i = 0; size < 25 * MB; i++) {
+        const line = JSON.stringify({ ...items[i % items.length], id: `big-${i}` });
+        lines.push(line);
+        size += line.length + 1;
+      }
+      const u = await api.call<{ upload_id: string; upload_url: string; max_bytes: number }>('POST', '/v1/indexes/limits/upload-url', { key, body: { filename: 'big.jsonl', size_bytes: size } });
+      expect(u.status).toBe(200);
+      const put = await fetch(node.baseUrl + u.body.upload_url, { method: 'PUT', body: lines.join('\n') + '\n' });
+      expect(put.status).toBe(200);
+      const done = await api.call<StartView>('POST', '/v1/indexes/limits/ingest/cloud-complete', { key, body: { upload_id: u.body.upload_id, source_filename: 'big.jsonl' } });
+      expect(done.status, JSON.stringify(done.body)).toBe(200);
+      expect(done.body.run).toBe('background');
+      expect(await waitForJob(api, key, done.body.job_id, 'ingestion', 120_000)).toMatchObject({ status: 'succeeded', processed: lines.length, failed: 0 });
+    });
+  });
+
+  describe('exports', () => {
+    it('exports the BigBasket index as a background job and downloads it', async () => {
+      const start = await api.call<StartView>('POST', '/v1/indexes/bigbasket/export/start', { key, body: {} });
+      expect(start.body.run).toBe('background');
+      const job = await waitForJob(api, key, start.body.job_id, 'export');
+      expect(job).toMatchObject({ status: 'succeeded', processed: 27_555 });
+      const file = await api.call<{ index_id: string; documents: Doc[]; total: number }>('GET', job.download_url!, { key });
+      expect(file.status).toBe(200);
+      expect(file.body.total).toBe(27_555);
+      expect(new Set(file.body.documents.map((d) => d.id)).size).toBe(27_555);
+      const direct = await api.call<{ total: number }>('GET', '/v1/indexes/bigbasket/export', { key });
+      expect(direct.body.total).toBe(27_555);
+    });
+  });
+
+  it('answers every job route with its statuses', async () => {
+    const feed = 'id\ttitle\tdescription\tbrand\tprice\tlink\nF1\tKettle\tHot water\tKettleCo\t19.99 USD\thttps://shop.example/f1\n';
+    const imp = await uploadFile(node.baseUrl, key, 'hostile', feed, { filename: 'feed.tsv', route: 'import/merchant-shopping' });
+    expect(imp.status).toBe(200);
+    expect(imp.body.job).toMatchObject({ status: 'succeeded', processed: 1, source_type: 'merchant-shopping' });
+    expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/F1', { key })).body.raw).toMatchObject({ price: 19.99, currency: 'USD', url: 'https://shop.example/f1' });
+    // lists, tasks, reads
+    const list = await api.call<JobView[]>('GET', '/v1/ingestion-jobs', { key });
+    expect(list.status).toBe(200);
+    expect(list.body.length).toBe(50);
+    const tasks = await api.call<JobView[]>('GET', '/v1/indexes/bigbasket/tasks', { key });
+    expect(tasks.body.map((j) => j.kind).sort()).toEqual(['export', 'ingestion']);
+    expect((await api.call<Err>('GET', '/v1/ingestion-jobs/ing_nope', { key })).status).toBe(404);
+    expect((await api.call<Err>('GET', '/v1/indexes/nope/tasks', { key })).status).toBe(404);
+    // requeue: admin only, failed jobs only
+    const failed = list.body.find((j) => j.status === 'failed')!;
+    const ok = list.body.find((j) => j.status === 'succeeded')!;
+    expect((await api.call<Err>('POST', `/v1/ingestion-jobs/${failed.job_id}/requeue`, { key })).status).toBe(403);
+    const notFailed = await api.call<Err>('POST', `/v1/ingestion-jobs/${ok.job_id}/requeue?tenant_id=catalog`, { key: node.adminKey });
+    expect(notFailed.status).toBe(409);
+    expect(notFailed.body.code).toBe('job_not_requeueable');
+    const requeued = await api.call<JobView>('POST', `/v1/ingestion-jobs/${failed.job_id}/requeue?tenant_id=catalog`, { key: node.adminKey });
+    expect(requeued.status).toBe(200);
+    expect((await waitForJob(api, key, failed.job_id)).status).toBe('failed');
+    // delete a finished job
+    expect((await api.call('DELETE', `/v1/ingestion-jobs/${ok.job_id}`, { key })).body).toEqual({ job_id: ok.job_id, deleted: true });
+    expect((await api.call('DELETE', `/v1/ingestion-jobs/${ok.job_id}`, { key })).status).toBe(404);
+    // exports: immediate with a signed link, the job routes, the file route's refusals
+    const exp = await api.call<StartView>('POST', '/v1/indexes/hostile/export/start', { key, body: { format: 'json' } });
+    expect(exp.body).toMatchObject({ run: 'immediate', status: 'succeeded' });
+    const file = await api.call<{ total: number }>('GET', exp.body.download_url!, { key });
+    expect(file.status).toBe(200);
+    expect(file.body.total).toBeGreaterThan(10);
+    const other = await tenant(api, node.adminKey, 'stranger', 'pro');
+    expect((await api.call<Err>('GET', exp.body.download_url!, { key: other })).status).toBe(404);
+    expect((await api.call<Err>('GET', '/v1/exports/..%2F..%2Fmeta', { key })).status).toBeGreaterThanOrEqual(404);
+    expect((await api.call<JobView[]>('GET', '/v1/export-jobs', { key })).body.map((j) => j.job_id)).toContain(exp.body.job_id);
+    expect((await api.call<JobView>('GET', `/v1/export-jobs/${exp.body.job_id}`, { key })).body.download_url).toBe(exp.body.download_url);
+    const exportStream = await readStream(`${node.baseUrl}/v1/export-jobs/${exp.body.job_id}/stream`, key, (ev) => ev.some((e) => e.event === 'done'), { timeoutMs: 5_000 });
+    expect(exportStream.events[0]!.event).toBe('done');
+    expect((await api.call<Err>('POST', `/v1/export-jobs/${exp.body.job_id}/requeue?tenant_id=catalog`, { key: node.adminKey })).status).toBe(409);
+    expect((await api.call('DELETE', `/v1/export-jobs/${exp.body.job_id}`, { key })).status).toBe(200);
+    expect((await api.call<Err>('GET', exp.body.download_url!, { key })).status).toBe(404);
+    // the index stream starts with a snapshot of this tenant's indexes
+    const snap = await readStream(`${node.baseUrl}/v1/indexes/stream`, key, (ev) => ev.length > 0, { timeoutMs: 5_000 });
+    expect(snap.events[0]!.event).toBe('snapshot');
+    const views = (JSON.parse(snap.events[0]!.data) as { indexes: { index_id: string; document_count: number }[] }).indexes;
+    expect(views.find((i) => i.index_id === 'bigbasket')!.document_count).toBe(27_555);
+  });
+
+  it('promotes a staging index under load: no failed request, no mixed response', async () => {
+    // a tenant of its own: its document-limit checks must not count (and index) the big catalogs above
+    const own = await tenant(api, node.adminKey, 'promoter', 'pro');
+    const r = await promoteUnderLoad([node.baseUrl], own, 'live');
+    expect(r.errors).toEqual([]);
+    expect(r.mixed).toBe(0);
+    expect(r.flips).toBe(0);
+    expect(r.sawOld).toBeGreaterThan(0);
+    expect(r.sawNew).toBeGreaterThan(0);
+  });
+});
+
+describe('a background job survives SIGKILL of its node', () => {
+  let node: SingleNode;
+  let api: ApiClient;
+  let key: string;
+
+  beforeAll(async () => {
+    // small, slowed batches so the kill lands mid-job
+    node = await startSingleNode({ env: { SUGGEST_JOB_BATCH_SIZE: '200', SUGGEST_JOB_BATCH_DELAY_MS: '15', SUGGEST_JOB_LEASE_TTL_SECONDS: '2' } });
+    api = new ApiClient(node.baseUrl);
+    key = await tenant(api, node.adminKey, 'crash', 'pro');
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'bb', name: 'bb' } })).status).toBe(200);
+  }, 60_000);
+  afterAll(async () => {
+    await node?.stop();
+  });
+
+  it('resumes after restart from its last batch, with every row exactly once', async () => {
+    const up = await uploadFile(node.baseUrl, key, 'bb', bigBasketCsv(), { filename: 'bigbasket.csv' });
+    expect(up.body.run).toBe('background');
+    const jobId = up.body.job_id;
+    await waitFor(async () => (await api.call<JobView>('GET', `/v1/ingestion-jobs/${jobId}`, { key })).body.processed >= 3_000, 30_000, 'the job to be under way');
+    await node.process.kill();
+    await node.restart();
+    api = new ApiClient(node.baseUrl);
+    const done = await waitForJob(api, key, jobId, 'ingestion', 120_000);
+    expect(done).toMatchObject({ status: 'succeeded', processed: 27_555, failed: 0, total: 27_555 });
+    expect(done.attempts).toBe(2);
+    const exported = await api.call<{ documents: Doc[]; total: number }>('GET', '/v1/indexes/bb/export', { key });
+    expect(exported.body.total).toBe(27_555);
+    const ids = new Set(exported.body.documents.map((d) => Number(d.id)));
+    expect(ids.size).toBe(27_555);
+    for (let i = 1; i <= 27_555; i++) if (!ids.has(i)) throw new Error(`document ${i} was lost`);
+    const err = await api.call<Err>('GET', `/v1/ingestion-jobs/${jobId}`, { key });
+    expect(err.status).toBe(200);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import type { SuggestDocument } from '../../../node/runtime/document.js';
+import { analyzeQuery } from '../../../node/runtime/text/analyze-query.js';
+import { IndexSnapshot } from '../index-snapshot.js';
+import { lexicalSearch, type LexicalOptions } from '../lexical-search.js';
+import { SegmentBuilder } from '../segment-builder.js';
+
+const doc = (id: string, title: string, extra: Partial<SuggestDocument> = {}): SuggestDocument => ({ id, title, desc: '', manufacturer: '', raw: {}, ...extra });
+
+function search(docs: SuggestDocument[], query: string, options: Partial<LexicalOptions> = {}): string[] {
+  const seg = new SegmentBuilder().addAll(docs).build();
+  const snap = new IndexSnapshot([seg]);
+  return lexicalSearch(snap, analyzeQuery(query), { limit: 10, ...options }).hits.map((h) => seg.idAt(h.ord));
+}
+
+describe('lexicalSearch', () => {
+  it('weights title over brand over category over description', () => {
+    const docs = [
+      doc('desc', 'Thing one', { desc: 'made of walnut' }),
+      doc('cat', 'Thing two', { raw: { category: 'Walnut' } }),
+      doc('brand', 'Thing three', { manufacturer: 'Walnut' }),
+      doc('title', 'Walnut thing'),
+    ];
+    expect(search(docs, 'walnut ')).toEqual(['title', 'brand', 'cat', 'desc']);
+  });
+
+  it('ranks documents with every word above those missing one', () => {
+    const docs = [doc('a', 'red shoe'), doc('b', 'red red red hat'), doc('c', 'blue shoe red laces')];
+    expect(search(docs, 'red shoe ')).toEqual(['a', 'c', 'b']);
+    expect(search(docs, 'red shoe ', { requireAll: true })).toEqual(['a', 'c']);
+  });
+
+  it('completes the last word while it is typed, and not once it is finished', () => {
+    const docs = [doc('a', 'samsung galaxy'), doc('b', 'samsonite bag'), doc('c', 'sam adams')];
+    // "sams" could be the plural of "sam": that reading ranks below the completions
+    expect(search(docs, 'sams').slice(0, 2).sort()).toEqual(['a', 'b']);
+    expect(search(docs, 'sam ')).toEqual(['c']);
+    expect(search(docs, 'galaxy sam', { requireAll: true })).toEqual(['a']);
+  });
+
+  it('tolerates typos but ranks exact matches first', () => {
+    const docs = [doc('exact', 'wireless charger'), doc('typo', 'wireles charger'), doc('other', 'wired charger')];
+    expect(search(docs, 'wireless charger ')[0]).toBe('exact');
+    expect(search(docs, 'wirelss charger ')).toContain('exact');
+    expect(search(docs, 'wireless charger ', { fuzzy: false, requireAll: true })).toEqual(['exact']);
+    expect(search(docs, 'wireless charger ', { fuzzy: false }).at(-1)).toBe('other');
+  });
+
+  it('caps the weight of rare completions at the typed word', () => {
+    const docs = [
+      ...Array.from({ length: 30 }, (_, i) => doc(`p${i}`, `iphone 7 case model ${i}`)),
+      doc('rare', 'iphone 7/6s armband'),
+    ];
+    const top = search(docs, 'iphone 7');
+    expect(top[0]).not.toBe('rare');
+  });
+
+  it('rewards words in order and next to each other', () => {
+    const docs = [doc('far', 'galaxy phone by samsung'), doc('near', 'samsung galaxy phone')];
+    expect(search(docs, 'samsung galaxy ')).toEqual(['near', 'far']);
+  });
+
+  it('matches singular and plural, compounds and units', () => {
+    const docs = [doc('a', 'Cordless Drills Kit'), doc('b', 'Samsung 65" QLED TV'), doc('c', 'RTX 4090 graphics card'), doc('d', 'T-Shirt cotton')];
+    expect(search(docs, 'drill ')).toEqual(['a']);
+    expect(search(docs, 'samsung 65 inch ')).toEqual(['b']);
+    expect(search(docs, '65in ')).toEqual(['b']);
+    expect(search(docs, 'rtx4090 ')).toEqual(['c']);
+    expect(search(docs, 'tshirt ')).toEqual(['d']);
+    expect(search(docs, 't shirts ')).toEqual(['d']);
+  });
+
+  it('uses shared collection statistics when given', () => {
+    const docs = [doc('a', 'alpha beta'), doc('b', 'alpha gamma')];
+    const seg = new SegmentBuilder().addAll(docs).build();
+    const snap = new IndexSnapshot([seg]);
+    const own = lexicalSearch(snap, analyzeQuery('alpha '), { limit: 5 }).hits[0]?.score ?? 0;
+    const shared = lexicalSearch(snap, analyzeQuery('alpha '), { limit: 5, stats: { docCount: 1000, avgFieldLength: snap.avgFieldLength, df: { alpha: 2 } } }).hits[0]?.score ?? 0;
+    expect(shared).toBeGreaterThan(own); // rarer in the whole index: higher idf
+  });
+
+  it('skips deleted documents', () => {
+    const seg = new SegmentBuilder().addAll([doc('a', 'lamp'), doc('b', 'lamp shade')]).build();
+    seg.delete(0);
+    const hits = lexicalSearch(new IndexSnapshot([seg]), analyzeQuery('lamp '), { limit: 5 }).hits;
+    expect(hits.map((h) => seg.idAt(h.ord))).toEqual(['b']);
+  });
+});

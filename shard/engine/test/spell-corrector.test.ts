@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { SuggestDocument } from '../../../node/runtime/document.js';
+import { IndexSnapshot } from '../index-snapshot.js';
+import { SegmentBuilder } from '../segment-builder.js';
+import { SpellCorrector } from '../spell-corrector.js';
+
+const titles = [
+  ...Array(20).fill('Samsung Galaxy Phone'),
+  ...Array(15).fill('Apple iPhone Case'),
+  ...Array(10).fill('Little Giant Ladder'),
+  ...Array(10).fill('Bathroom Vanity Mirror'),
+  ...Array(8).fill('Kitchen Faucet Chrome'),
+  ...Array(30).fill('Interior Paint White'),
+  'Fluorescent Light Bulbs',
+  'Flourescent Tube', // a typo inside a title
+  ...Array(40).fill('Fluorescent Tube'),
+  ...Array(5).fill('Model G135 Faucet'),
+];
+
+function corrector(): SpellCorrector {
+  const docs: SuggestDocument[] = titles.map((t, i) => ({ id: String(i), title: t, desc: '', manufacturer: '', raw: {} }));
+  return new SpellCorrector(new IndexSnapshot([new SegmentBuilder().addAll(docs).build()]), 'any');
+}
+
+describe('SpellCorrector', () => {
+  const c = corrector();
+  const fix = (q: string, prefix = false): string | null => c.correct(q.split(' '), prefix)?.join(' ') ?? null;
+
+  it('returns null when every word is known', () => {
+    expect(fix('samsung galaxy')).toBeNull();
+    expect(fix('kitchen faucet')).toBeNull();
+  });
+
+  it('fixes unknown words from the vocabulary', () => {
+    expect(fix('samsng galaxy')).toBe('samsung galaxy');
+    expect(fix('iphnoe case')).toBe('iphone case');
+    expect(fix('kitchn faucet')).toBe('kitchen faucet');
+  });
+
+  it('prefers the reading that fits the neighbouring words', () => {
+    expect(fix('little gaint ladder')).toBe('little giant ladder');
+  });
+
+  it('splits glued words and joins split ones', () => {
+    expect(fix('samsunggalaxy')).toBe('samsung galaxy');
+    expect(fix('bath rom vanity')).toBe('bathroom vanity');
+  });
+
+  it('questions a rare known word only for a far more frequent one', () => {
+    expect(fix('flourescent tube')).toBe('fluorescent tube');
+  });
+
+  it('leaves model numbers alone', () => {
+    expect(fix('g135 faucet')).toBeNull();
+    expect(fix('g136 faucet')).toBeNull();
+  });
+
+  it('corrects the last word as a prefix while it is typed', () => {
+    expect(fix('samsung galx', true)).toBe('samsung gal');
+    expect(fix('samsung gal', true)).toBeNull();
+    expect(fix('iphnoe', true)).toBe('iphone');
+  });
+
+  it('ranks several readings', () => {
+    const alts = c.candidates(['samsng', 'galaxy'], false, 3);
+    expect(alts[0]?.words).toEqual(['samsung', 'galaxy']);
+    expect(alts[0]?.changed).toBe(true);
+    expect(alts[0]?.cost).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,56 @@
+// Rows -> documents: the usual column names, numbers from CSV text, ids (given, hashed, invalid),
+// undecodable bytes, prototype keys, and the shopping-feed mapping with its prices.
+import { describe, expect, it } from 'vitest';
+import { mapDocumentRecord, mapShoppingRow, parseMoney } from '../document-mapper.js';
+
+describe('documents mapping', () => {
+  it('maps the usual names and keeps the rest in raw, numbers from CSV text', () => {
+    const m = mapDocumentRecord({ index: '7', product: ' Tea ', brand: 'Leaf', description: 'Green', price: '12.50', zip: '00123', note: '', big: '12345678901234567890' }, true);
+    expect(m.doc).toEqual({ id: '7', title: 'Tea', desc: 'Green', manufacturer: 'Leaf', raw: { price: 12.5, zip: '00123', big: '12345678901234567890' } });
+  });
+
+  it('keeps the fields of the specification out of raw even when empty, and merges an explicit raw', () => {
+    const m = mapDocumentRecord({ id: 'a', title: '', desc: '', manufacturer: '', name: 'Alias', color: 'red', raw: { color: 'blue', n: 1 } }, false);
+    expect(m.doc).toEqual({ id: 'a', title: 'Alias', desc: '', manufacturer: '', raw: { color: 'blue', n: 1 } });
+  });
+
+  it('hashes the content when there is no id, the same way every time', () => {
+    const a = mapDocumentRecord({ name: 'x', price: 1 }, false);
+    const b = mapDocumentRecord({ name: 'x', price: 1 }, false);
+    expect(a.doc!.id).toMatch(/^h-[0-9a-f]{20}$/);
+    expect(a.doc!.id).toBe(b.doc!.id);
+  });
+
+  it('refuses bad ids, non-text titles and undecodable text, per row', () => {
+    expect(mapDocumentRecord({ id: { x: 1 } }, false).error).toMatch(/id must be a string/);
+    expect(mapDocumentRecord({ id: 'a\u0001b' }, false).error).toMatch(/control character/);
+    expect(mapDocumentRecord({ id: 'x'.repeat(600) }, false).error).toMatch(/longer than 512/);
+    expect(mapDocumentRecord({ id: 'a', title: ['x'] }, false).error).toMatch(/title must be text/);
+    expect(mapDocumentRecord({ id: 'a', title: 'caf\ufffd' }, false).error).toMatch(/not valid in the file encoding/);
+  });
+
+  it('keeps a __proto__ column as a plain key', () => {
+    const rec = JSON.parse('{"id":"p","__proto__":{"polluted":true}}') as Record<string, unknown>;
+    const m = mapDocumentRecord(rec, false);
+    expect(Object.keys(m.doc!.raw)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('shopping-feed mapping', () => {
+  it('parses prices in the usual notations', () => {
+    expect(parseMoney('19.99 USD')).toEqual({ amount: 19.99, currency: 'USD' });
+    expect(parseMoney('USD 19.99')).toEqual({ amount: 19.99, currency: 'USD' });
+    expect(parseMoney('19,99 EUR')).toEqual({ amount: 19.99, currency: 'EUR' });
+    expect(parseMoney('1.299,00 eur')).toEqual({ amount: 1299, currency: 'EUR' });
+    expect(parseMoney('1,299.00 USD')).toEqual({ amount: 1299, currency: 'USD' });
+    expect(parseMoney('12')).toEqual({ amount: 12, currency: null });
+    expect(parseMoney('free')).toBeNull();
+  });
+
+  it('maps the feed columns and needs an id', () => {
+    const m = mapShoppingRow({ id: 'S1', title: 'Kettle', description: 'Hot', brand: 'K', link: 'https://x', image_link: 'https://x/i.jpg', price: '9.90 GBP', mpn: '0012', custom_label_3: 'sale', product_type: 'Home > Kitchen' });
+    expect(m.doc).toEqual({ id: 'S1', title: 'Kettle', desc: 'Hot', manufacturer: 'K', raw: { url: 'https://x', image: 'https://x/i.jpg', price: 9.9, currency: 'GBP', category: 'Home > Kitchen', mpn: '0012', custom_label_3: 'sale', product_type: 'Home > Kitchen' } });
+    expect(mapShoppingRow({ title: 'no id' }).error).toMatch(/no id/);
+  });
+});
