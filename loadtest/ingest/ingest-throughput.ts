@@ -12,6 +12,7 @@
 //          --engine cold|warm (warm: the index's search engine is built before ingesting, so every
 //          write is also indexed for search as it lands; cold: it is built at the first query)
 //          --rounds N (each method N times, fresh index each; the median is reported)  --out FILE
+//          --echo (the spawned processes' logs on stderr)  --methods upload-jsonl,inline-documents,...
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -33,6 +34,8 @@ interface Options {
   engine: 'cold' | 'warm';
   rounds: number;
   out: string;
+  echo: boolean;
+  methods: Method[] | null;
 }
 
 interface Measure {
@@ -54,6 +57,8 @@ function parseArgs(argv: string[]): Options {
     batch: 1_000,
     engine: 'cold',
     rounds: 1,
+    echo: false,
+    methods: null,
     out: path.join(REPO_ROOT, 'loadtest/ingest/results', `ingest-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
   };
   for (let i = 0; i < argv.length; i++) {
@@ -72,6 +77,8 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--engine') o.engine = next() === 'warm' ? 'warm' : 'cold';
     else if (a === '--rounds') o.rounds = Math.max(1, Number(next()));
     else if (a === '--out') o.out = next();
+    else if (a === '--echo') o.echo = true;
+    else if (a === '--methods') o.methods = next().split(',') as Method[];
     else throw new Error(`unknown option ${a}`);
   }
   if (!o.spawn && !(o.target && o.adminKey)) throw new Error('give --spawn-single-node, --spawn-cluster, or --target URL --admin-key KEY');
@@ -179,11 +186,11 @@ async function main(): Promise<void> {
     let base = o.target ?? '';
     let admin = o.adminKey ?? '';
     if (o.spawn === 'single') {
-      single = await startSingleNode();
+      single = await startSingleNode({ echo: o.echo });
       base = single.baseUrl;
       admin = single.adminKey;
     } else if (o.spawn === 'cluster') {
-      cluster = await startLocalCluster({ shards: 3, routers: 1, partitions: 16 });
+      cluster = await startLocalCluster({ shards: 3, routers: 1, partitions: 16, echo: o.echo });
       base = cluster.routerUrls[0]!;
       admin = cluster.adminKey;
       for (let i = 0; i < 300; i++) {
@@ -199,7 +206,8 @@ async function main(): Promise<void> {
     const results: Measure[] = [];
     for (const catalog of o.catalogs) {
       const docs = documentsOf(catalog);
-      const methods: Method[] = ['upload-jsonl', ...(catalog === 'bigbasket' ? (['upload-csv'] as const) : []), 'inline-documents', 'inline-ingest-start'];
+      const all: Method[] = ['upload-jsonl', ...(catalog === 'bigbasket' ? (['upload-csv'] as const) : []), 'inline-documents', 'inline-ingest-start'];
+      const methods = all.filter((m) => !o.methods || o.methods.includes(m));
       const seconds = new Map<Method, number[]>(methods.map((m) => [m, []]));
       const bytes = new Map<Method, number>();
       // rounds alternate the methods, so drift of a shared machine hits them alike

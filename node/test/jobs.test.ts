@@ -203,16 +203,20 @@ describe('jobs on a single node', () => {
     expect(imp.status).toBe(200);
     expect(imp.body.job).toMatchObject({ status: 'succeeded', processed: 1, source_type: 'merchant-shopping' });
     expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/F1', { key })).body.raw).toMatchObject({ price: 19.99, currency: 'USD', url: 'https://shop.example/f1' });
-    // lists, tasks, reads
-    const list = await api.call<JobView[]>('GET', '/v1/ingestion-jobs', { key });
+    // lists (the last 50, newest first), tasks, reads
+    for (let i = 0; i < 30; i++) expect((await api.call('POST', '/v1/indexes/hostile/ingest/start', { key, body: [{ id: `many-${i}` }] })).status).toBe(200);
+    const list = await api.call<(JobView & { created_at: string })[]>('GET', '/v1/ingestion-jobs', { key });
     expect(list.status).toBe(200);
     expect(list.body.length).toBe(50);
+    const created = list.body.map((j) => j.created_at);
+    expect([...created].sort().reverse()).toEqual(created);
     const tasks = await api.call<JobView[]>('GET', '/v1/indexes/bigbasket/tasks', { key });
     expect(tasks.body.map((j) => j.kind).sort()).toEqual(['export', 'ingestion']);
     expect((await api.call<Err>('GET', '/v1/ingestion-jobs/ing_nope', { key })).status).toBe(404);
     expect((await api.call<Err>('GET', '/v1/indexes/nope/tasks', { key })).status).toBe(404);
     // requeue: admin only, failed jobs only
-    const failed = list.body.find((j) => j.status === 'failed')!;
+    const all = await api.call<JobView[]>('GET', '/v1/indexes/hostile/tasks', { key });
+    const failed = all.body.find((j) => j.status === 'failed')!;
     const ok = list.body.find((j) => j.status === 'succeeded')!;
     expect((await api.call<Err>('POST', `/v1/ingestion-jobs/${failed.job_id}/requeue`, { key })).status).toBe(403);
     const notFailed = await api.call<Err>('POST', `/v1/ingestion-jobs/${ok.job_id}/requeue?tenant_id=catalog`, { key: node.adminKey });

@@ -7,7 +7,7 @@
 // The header lists each segment's metadata, arena layout and byte offsets. Readers accept every
 // version up to ENGINE_FORMAT_VERSION; a newer file is refused with a clear error.
 import { Segment, type SegmentMeta } from './segment.js';
-import { Arena, allocateShared, type ArenaLayout } from './typed-arena.js';
+import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
 export const ENGINE_FORMAT_VERSION = 1;
 const MAGIC = 0x4e454753; // "SGEN" read as little-endian u32

@@ -2,7 +2,8 @@
 // upserts are buffered and become a new immutable segment on refresh (on demand before a query,
 // or once the buffer is full); deletes tombstone in place; a log-structured merge policy keeps
 // the number of segments logarithmic by rebuilding neighbours of similar size from their stored
-// documents, and compacts segments that are mostly deleted. Queries run on an IndexSnapshot of
+// documents (inline, or planned here and built on another thread), and compacts segments that
+// are largely deleted. Queries run on an IndexSnapshot of
 // the current segments. `serialize` writes the segments as they are (typed arrays), so loading
 // needs no tokenizing; `exportShared` hands the same memory to worker threads.
 import type { SuggestDocument } from '../../node/runtime/document.js';
@@ -10,11 +11,10 @@ import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { displayFields, docFields } from './doc-fields.js';
 import { decodeSegments, encodeSegments, ENGINE_FORMAT_VERSION } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
-import { lexicalSearch } from './lexical-search.js';
-import { Segment, type SegmentMeta, type SegmentMutableState } from './segment.js';
+import { lexicalSearch, type LexicalHit } from './lexical-search.js';
+import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
-import { Arena, type ArenaLayout } from './typed-arena.js';
 import { typeahead } from './typeahead.js';
 import type { AutocompleteMode, AutocompleteRequest, AutocompleteResult, AutocompleteSuggestion, SuggestResult, TypeaheadRequest, TypeaheadSuggestion } from './types.js';
 import { HashedNgramEmbedder, cosine, type Embedder } from './embedder.js';
@@ -32,8 +32,22 @@ export interface EngineOptions {
   compactDeleted?: number;
   /** documents a mined phrase needs (default 2) */
   minSupport?: number;
+  /**
+   * merge segments inline when the policy says so (default true); off, the caller runs
+   * `planMerge` / `commitMerge`, building the merged segment on another thread
+   */
+  autoMerge?: boolean;
   /** embedder of the fts_rerank mode (default: the built-in hashed n-gram embedder) */
   embedder?: Embedder;
+}
+
+/** Segments to rebuild as one, from `planMerge`. */
+export interface MergePlan {
+  readonly segments: readonly Segment[];
+  /** their live documents when planned, in order: what the merged segment is built from */
+  readonly documents: SuggestDocument[];
+  /** their tombstones when planned; later deletes are replayed on commit */
+  readonly tombstones: readonly Uint8Array[];
 }
 
 export interface EngineStats {
@@ -55,7 +69,7 @@ export interface EngineStats {
 /** What a worker thread needs to query the same segments without copying them. */
 export interface SharedEngineState {
   options: EngineOptions;
-  segments: { meta: SegmentMeta; layout: ArenaLayout; buffer: SharedArrayBuffer | ArrayBuffer; state: SegmentMutableState }[];
+  segments: SharedSegment[];
 }
 
 const DEFAULTS: Required<Omit<EngineOptions, 'embedder'>> = {
@@ -65,8 +79,11 @@ const DEFAULTS: Required<Omit<EngineOptions, 'embedder'>> = {
   maxSegments: 8,
   compactDeleted: 0.3,
   minSupport: 2,
+  autoMerge: true,
 };
 
+/** Documents found only through the corrected reading of a query keep this share of their score. */
+const CORRECTED_FACTOR = 0.5;
 /** Lexical candidates re-ranked in fts_rerank, and the weight of similarity in their score. */
 const RERANK_POOL = 50;
 const RERANK_WEIGHT = 0.3;
@@ -81,6 +98,8 @@ export class SuggestEngine {
   private readonly pending = new Map<string, SuggestDocument>();
   private snapshotCache: IndexSnapshot | null = null;
   private correctors: { suggestive: SpellCorrector; any: SpellCorrector } | null = null;
+  /** segments in a merge plan that is not committed yet */
+  private readonly merging = new Set<Segment>();
 
   constructor(options: EngineOptions = {}) {
     const { embedder, ...rest } = options;
@@ -124,7 +143,7 @@ export class SuggestEngine {
     }
     if (removed > 0) {
       this.snapshotCache = null;
-      this.compact();
+      this.maybeMerge();
     }
     return removed;
   }
@@ -147,7 +166,7 @@ export class SuggestEngine {
       const segment = new SegmentBuilder({ minSupport: this.options.minSupport }).addAll(this.pending.values()).build();
       this.pending.clear();
       this.segments.push(segment);
-      this.mergePolicy();
+      this.maybeMerge();
     }
     this.snapshotCache = null;
   }
@@ -180,10 +199,23 @@ export class SuggestEngine {
     let corrected: string[] | null = null;
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
-    let result = lexicalSearch(snap, q, { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) });
-    if (result.hits.length === 0 && corrected) {
+    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) };
+    let result = lexicalSearch(snap, q, options);
+    if (corrected) {
+      // The corrected reading competes with the query as typed (whose own typo matching is
+      // stricter): its documents count at a discount, each document keeps its better score.
       const cq = analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' '));
-      result = lexicalSearch(snap, cq, { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) });
+      const alt = lexicalSearch(snap, cq, options);
+      const best = new Map<string, LexicalHit>();
+      for (const h of result.hits) best.set(`${h.segment}:${h.ord}`, h);
+      for (const h of alt.hits) {
+        const k = `${h.segment}:${h.ord}`;
+        const score = h.score * CORRECTED_FACTOR;
+        const prev = best.get(k);
+        if (prev === undefined || prev.score < score) best.set(k, { ...h, score, typos: h.typos + 1 });
+      }
+      const hits = [...best.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, poolSize);
+      result = { hits, total: Math.max(result.total, alt.total), words: result.words };
     }
     if (mode === 'fts_rerank' && result.hits.length > 0) {
       // a per-document factor keeps scores comparable across parts
@@ -277,14 +309,14 @@ export class SuggestEngine {
     this.refresh();
     return {
       options: { ...this.options },
-      segments: this.segments.map((s) => ({ meta: s.meta, layout: s.arena.layout, buffer: s.arena.buffer, state: s.state() })),
+      segments: this.segments.map((s) => s.toShared()),
     };
   }
 
   /** A query-only engine over shared segment memory (writes belong to the exporting thread). */
   static fromShared(shared: SharedEngineState): SuggestEngine {
     const engine = new SuggestEngine({ ...shared.options, refreshOnRead: false });
-    engine.segments = shared.segments.map((s) => new Segment(new Arena(s.buffer, s.layout), s.meta, s.state));
+    engine.segments = shared.segments.map((s) => Segment.fromShared(s));
     return engine;
   }
 
@@ -317,27 +349,68 @@ export class SuggestEngine {
   }
 
   /**
-   * Log-structured merging: while the newest segment is at least 1/mergeFactor the size of the
-   * one before, merge them; sizes then grow geometrically, so there are O(log n) segments and
-   * each document is rebuilt O(log n) times.
+   * The next merge the policy wants, or null. Log-structured merging: while the newest segment
+   * is at least 1/mergeFactor the size of the one before (or there are more than maxSegments),
+   * the two merge; sizes then grow geometrically, so there are O(log n) segments and each
+   * document is rebuilt O(log n) times. A segment with `compactDeleted` of its documents deleted
+   * is rebuilt alone. With `autoMerge` off the caller builds `plan.documents` into a segment
+   * (on a worker thread: SegmentBuilder needs nothing else) and hands it to `commitMerge`;
+   * writes in between are replayed on commit.
    */
-  private mergePolicy(): void {
-    const f = this.options.mergeFactor;
-    for (;;) {
+  planMerge(): MergePlan | null {
+    const free = this.segments.filter((s) => !this.merging.has(s));
+    let parts: Segment[] | null = null;
+    const worn = free.find((s) => s.deletedCount > 0 && s.deletedCount >= this.options.compactDeleted * s.docCount);
+    if (worn !== undefined) parts = [worn];
+    else {
       const n = this.segments.length;
-      if (n < 2) break;
-      const last = this.segments[n - 1] as Segment;
-      const prev = this.segments[n - 2] as Segment;
-      if (last.liveCount * f < prev.liveCount && n <= this.options.maxSegments) break;
-      this.segments.splice(n - 2, 2, this.merge([prev, last]));
+      const last = this.segments[n - 1];
+      const prev = this.segments[n - 2];
+      if (last !== undefined && prev !== undefined && free.includes(last) && free.includes(prev)) {
+        if (last.liveCount * this.options.mergeFactor >= prev.liveCount || n > this.options.maxSegments) parts = [prev, last];
+      }
     }
-    this.compact();
+    if (parts === null) return null;
+    for (const p of parts) this.merging.add(p);
+    return {
+      segments: parts,
+      documents: parts.flatMap((p) => [...p.liveDocuments()]),
+      tombstones: parts.map((p) => p.tombstones.slice()),
+    };
   }
 
-  private compact(): void {
-    this.segments = this.segments
-      .map((s) => (s.deletedCount > 0 && s.deletedCount >= this.options.compactDeleted * s.docCount ? (s.liveCount === 0 ? null : this.merge([s])) : s))
-      .filter((s): s is Segment => s !== null);
+  /**
+   * Replaces the planned segments by `merged` (null when the plan had no live documents), first
+   * deleting from it what was deleted or overwritten since the plan. False when the plan is
+   * stale (its segments are gone).
+   */
+  commitMerge(plan: MergePlan, merged: Segment | null): boolean {
+    for (const p of plan.segments) this.merging.delete(p);
+    const at = this.segments.indexOf(plan.segments[0] as Segment);
+    if (at < 0 || plan.segments.some((p, i) => this.segments[at + i] !== p)) return false;
+    if (merged !== null) {
+      plan.segments.forEach((p, i) => {
+        const before = plan.tombstones[i] as Uint8Array;
+        for (let ord = 0; ord < p.docCount; ord++) {
+          if (p.tombstones[ord] !== 0 && before[ord] === 0) {
+            const o = merged.ordinalOf(p.idAt(ord));
+            if (o >= 0) merged.delete(o);
+          }
+        }
+      });
+    }
+    this.segments.splice(at, plan.segments.length, ...(merged !== null && merged.docCount > 0 ? [merged] : []));
+    this.snapshotCache = null;
+    return true;
+  }
+
+  /** Runs the merges the policy wants, here and now (autoMerge). */
+  private maybeMerge(): void {
+    if (!this.options.autoMerge) return;
+    for (let plan = this.planMerge(); plan !== null; plan = this.planMerge()) {
+      const merged = plan.documents.length > 0 ? new SegmentBuilder({ minSupport: this.options.minSupport }).addAll(plan.documents).build() : null;
+      this.commitMerge(plan, merged);
+    }
   }
 
   private merge(parts: Segment[]): Segment {

@@ -7,13 +7,13 @@ import { encodeDocument, type RawValue, type SuggestDocument } from '../../node/
 import { forEachToken, type TokenSink } from '../../node/runtime/text/tokenize.js';
 import { FIELD, FIELD_COUNT, docFields, type DocFields } from './doc-fields.js';
 import { canonicalValue, numberValue } from './filters.js';
-import { StringPool, Utf8Pool } from './growable.js';
+import { StringPool, Utf8Pool } from './string-pool.js';
 import { PrefixIndex, sortedOrder } from './prefix-index.js';
-import { PrefixTopLists } from './prefix-top.js';
+import { PrefixTopLists } from './prefix-top-lists.js';
 import { Segment, type ColumnMeta, type SegmentMeta, docWeightOf, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, NO_POSITION, TERM_PRIMARY, TERM_SUGGESTIVE, TERM_TOP_THRESHOLD, TERM_TOP_K } from './segment.js';
 import { SuggestionIndex } from './suggestion-index.js';
 import { SuggestionMiner, type MinerOptions } from './suggestion-miner.js';
-import { ArenaBuilder } from './typed-arena.js';
+import { ArenaBuilder } from './arena.js';
 
 /** Words of a description that are indexed: enough to describe a product, bounded cost. */
 const MAX_DESC_WORDS = 160;

@@ -4,12 +4,12 @@
 // weight they took from each suggestion. Readers on other threads can wrap the same memory.
 import { decodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
 import { FIELD_COUNT } from './doc-fields.js';
-import { Utf8Reader } from './growable.js';
+import { Utf8Reader } from './string-pool.js';
 import { PrefixIndex, compareKey } from './prefix-index.js';
-import { PrefixTopLists } from './prefix-top.js';
+import { PrefixTopLists } from './prefix-top-lists.js';
 import { SuggestionIndex } from './suggestion-index.js';
 import { SUG } from './suggestion-miner.js';
-import { Arena, allocateShared } from './typed-arena.js';
+import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
 /** Per-field term frequencies are packed in one u32: 6 bits per field, 5 fields. */
 export const TF_BITS = 6;
@@ -64,6 +64,14 @@ export interface SegmentMutableState {
   deletedWeights: Float32Array;
   /** [deleted document count], shared so that readers on other threads see deletes */
   counters: Int32Array;
+}
+
+/** A segment as plain data for `postMessage`: shared buffers travel without copying. */
+export interface SharedSegment {
+  meta: SegmentMeta;
+  layout: ArenaLayout;
+  buffer: SharedArrayBuffer | ArrayBuffer;
+  state: SegmentMutableState;
 }
 
 export class Segment {
@@ -213,6 +221,15 @@ export class Segment {
   /** Deleted-weight array to pass to typeahead lookups (null when nothing was deleted). */
   get deletedSuggestionWeights(): Float32Array | null {
     return this.counters[0] === 0 ? null : this.deletedWeights;
+  }
+
+  /** This segment as data another thread can wrap (`Segment.fromShared`) over the same memory. */
+  toShared(): SharedSegment {
+    return { meta: this.meta, layout: this.arena.layout, buffer: this.arena.buffer, state: this.state() };
+  }
+
+  static fromShared(s: SharedSegment): Segment {
+    return new Segment(new Arena(s.buffer, s.layout), s.meta, s.state);
   }
 
   state(): SegmentMutableState {

@@ -70,7 +70,9 @@ export class SpellCorrector {
     const questioned = own === 0 || (own <= RARE_WORD_MAX && !/\d/.test(word));
     // the nearest candidates first; unknown words may look further when nothing is near
     const strict = maxEditsFor(word.length);
-    const lenient = own > 0 ? strict : correctionEdits(word.length);
+    // a word still being typed is only corrected as strictly as documents are matched: a short
+    // unknown prefix is more likely the start of something new than a typo
+    const lenient = own > 0 || isPrefix ? strict : correctionEdits(word.length);
     if (lenient > 0 && questioned && !/\d/.test(word)) {
       const base = singular(word) ?? word;
       let matches = strict > 0 ? snap.fuzzyTerms(word, strict, isPrefix, this.kind, 12) : [];

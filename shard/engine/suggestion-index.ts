@@ -3,12 +3,12 @@
 // table (the inner table) holds every later word start of every key, sorted by the rest of the
 // key, so "gal" finds "samsung galaxy". For every prefix whose range is larger than
 // NODE_THRESHOLD entries the best NODE_TOP_K distinct suggestions are stored in score order
-// (prefix-top.ts); smaller ranges are scanned at query time, so no completion is ever silently
+// (prefix-top-lists.ts); smaller ranges are scanned at query time, so no completion is ever silently
 // dropped.
 // All arrays are typed arrays in the segment's arena.
-import { PrefixTopLists } from './prefix-top.js';
-import type { Arena, ArenaBuilder } from './typed-arena.js';
-import { Utf8Pool, Utf8Reader } from './growable.js';
+import { PrefixTopLists } from './prefix-top-lists.js';
+import type { Arena, ArenaBuilder } from './arena.js';
+import { Utf8Pool, Utf8Reader } from './string-pool.js';
 import { PrefixIndex, compareKey, sortedOrder } from './prefix-index.js';
 import { SUG, SUGGESTION_TYPES, TYPE_FACTOR, type MinedSuggestions, type SuggestionType } from './suggestion-miner.js';
 

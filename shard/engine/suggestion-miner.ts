@@ -72,6 +72,7 @@ export const MAX_PRODUCT_KEY_CHARS = 48;
 // Units start no phrase ("ft PVC" from "10 ft. PVC"); a number starts one only before a unit.
 const UNIT_WORDS = new Set(['in', 'inch', 'inches', 'ft', 'feet', 'foot', 'yd', 'mm', 'cm', 'm', 'gal', 'gallon', 'qt', 'pt', 'oz', 'lb', 'lbs', 'kg', 'g', 'l', 'ml', 'w', 'v', 'a', 'amp', 'watt', 'volt', 'pk', 'pack', 'pc', 'pcs', 'piece', 'ct', 'count', 'sq', 'cu', 'gauge', 'mah', 'gb', 'tb', 'mb', 'hz', 'ghz']);
 const MAX_KEY_CHARS = 200;
+const ITEM_CACHE_SIZE = 500_000;
 
 interface Item {
   display: string;
@@ -123,6 +124,7 @@ export class SuggestionMiner {
   private readonly linkSug: number[] = [];
   private docs = 0;
   private readonly records: DocRecord[] = [];
+  private readonly itemCache = new Map<string, Item>();
   private readonly phraseCounts = new Uint8Array(1 << HASH_BITS);
   /** title words by id, their occurrences, and (word, next word's singular) pair counts */
   private readonly wordIds = new Map<string, number>();
@@ -177,7 +179,7 @@ export class SuggestionMiner {
   }
 
   private addTitle(fields: DocFields, brandKey: string, doc: number, w: number): void {
-    const items = fields.title ? splitTitle(fields.title) : [];
+    const items = fields.title ? splitTitle(fields.title, this.itemCache) : [];
     const titleKey = items.map((it) => it.key).filter((k) => k).join(' ');
 
     // spans between separators
@@ -338,6 +340,7 @@ export class SuggestionMiner {
     // pass two: materialize candidates, phrases only when their hash was seen often enough
     for (const r of this.records) this.touchDocument(r);
     this.records.length = 0;
+    this.itemCache.clear();
     const total = this.displays.length;
     const keys = new Array<string>(total);
     for (const [k, id] of this.ids) keys[id] = k;
@@ -454,24 +457,37 @@ export class SuggestionMiner {
   }
 }
 
-function splitTitle(title: string): Item[] {
+/**
+ * The words of a title with their keys. Items are immutable and shared between titles through
+ * `cache` (raw word -> item): catalogues repeat their words, and tokenizing each distinct word
+ * once is most of the mining cost saved.
+ */
+function splitTitle(title: string, cache: Map<string, Item>): Item[] {
   const items: Item[] = [];
   for (const rawWord of title.split(/\s+/)) {
     if (!rawWord) continue;
-    if (SEPARATOR_WORD.test(rawWord) && !GLUE_WORD.test(rawWord)) {
-      items.push({ display: rawWord, key: '', hash: 0, numeric: false, content: false, breakBefore: true, breakAfter: true });
-      continue;
+    let item = cache.get(rawWord);
+    if (item === undefined) {
+      item = makeItem(rawWord);
+      if (cache.size < ITEM_CACHE_SIZE) cache.set(rawWord, item);
     }
-    const breakBefore = OPENERS.test(rawWord);
-    const breakAfter = /[)\]},;:]$/.test(rawWord);
-    let display = rawWord.replace(OPENERS, '');
-    // keep the inch mark of 55" and the dot of decimals, drop closing punctuation
-    if (!/\d["']$/.test(display)) display = display.replace(CLOSERS, '');
-    const key = words(rawWord).join(' ');
-    const glue = GLUE_WORD.test(rawWord);
-    items.push({ display: display || rawWord, key, hash: hashString(key), numeric: NUMERIC_KEY.test(key), content: key !== '' && !glue && !STOPWORDS.has(key), breakBefore, breakAfter });
+    items.push(item);
   }
   return items;
+}
+
+function makeItem(rawWord: string): Item {
+  if (SEPARATOR_WORD.test(rawWord) && !GLUE_WORD.test(rawWord)) {
+    return { display: rawWord, key: '', hash: 0, numeric: false, content: false, breakBefore: true, breakAfter: true };
+  }
+  const breakBefore = OPENERS.test(rawWord);
+  const breakAfter = /[)\]},;:]$/.test(rawWord);
+  let display = rawWord.replace(OPENERS, '');
+  // keep the inch mark of 55" and the dot of decimals, drop closing punctuation
+  if (!/\d["']$/.test(display)) display = display.replace(CLOSERS, '');
+  const key = words(rawWord).join(' ');
+  const glue = GLUE_WORD.test(rawWord);
+  return { display: display || rawWord, key, hash: hashString(key), numeric: NUMERIC_KEY.test(key), content: key !== '' && !glue && !STOPWORDS.has(key), breakBefore, breakAfter };
 }
 
 const FNV_OFFSET = 0x811c9dc5;

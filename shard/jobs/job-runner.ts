@@ -96,10 +96,16 @@ export class JobRunner {
     }
     const run: Running = { stop: null, done: Promise.resolve('processing') };
     this.running.set(key, run);
-    run.done = this.execute(rec, run, lease).finally(() => {
-      this.running.delete(key);
-      void lease.revoke().catch(() => undefined);
-    });
+    run.done = this.execute(rec, run, lease)
+      .catch((err: unknown) => {
+        // the record could not be finished (coordinator unreachable): the lapsed lease makes it stuck, and stuck jobs are restarted
+        this.log.error('job runner failed', { tenant: rec.tenant_id, job: rec.job_id, err });
+        return 'processing';
+      })
+      .finally(() => {
+        this.running.delete(key);
+        void lease.revoke().catch(() => undefined);
+      });
     if (!req.wait) return { accepted: true, status: 'processing' };
     return { accepted: true, status: await run.done };
   }

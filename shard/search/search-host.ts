@@ -73,9 +73,13 @@ export class SearchHost implements QueryHandler {
     }
   }
 
-  async indexStats(ctx: IndexContext): Promise<unknown> {
-    const engine = await this.engineFor(ctx.store, ctx.ref);
-    return engine.stats();
+  /**
+   * Engine statistics of a part whose engine is loaded. Stats never build an engine: document
+   * counts (which every write's limit check asks for) must stay cheap for parts nobody queries.
+   */
+  indexStats(ctx: IndexContext): unknown {
+    const engine = this.entries.get(keyOf(ctx.ref))?.engine;
+    return engine ? { loaded: true, ...engine.stats() } : { loaded: false };
   }
 
   /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
-import { SuggestEngine } from '../engine.js';
+import { MessageChannel } from 'node:worker_threads';
+import { SuggestEngine, type SharedEngineState } from '../engine.js';
+import { SegmentBuilder } from '../segment-builder.js';
 import { ENGINE_FORMAT_VERSION } from '../engine-format.js';
 import { validateFilters } from '../filters.js';
 import { loadBestBuy } from './helpers.js';
@@ -114,6 +116,36 @@ describe('SuggestEngine', () => {
     for (const d of docs.slice(0, 450)) expect(many.get(d.id)).toBeNull();
   });
 
+  it('lets the caller run merges elsewhere and replays writes made meanwhile', () => {
+    const docs = loadBestBuy().slice(0, 300);
+    const e = new SuggestEngine({ autoMerge: false });
+    e.upsert(docs.slice(0, 100));
+    e.refresh();
+    e.upsert(docs.slice(100, 300));
+    e.refresh();
+    expect(e.stats().segments).toBe(2);
+    const plan = e.planMerge();
+    expect(plan?.segments.length).toBe(2);
+    expect(e.planMerge()).toBeNull(); // those segments are taken
+    // writes while the merged segment is being built
+    e.remove(['bb5']);
+    e.upsert([{ ...docs[7]!, title: 'Renamed Widget Zyxel' }]);
+    const merged = new SegmentBuilder().addAll(plan!.documents).build();
+    expect(e.commitMerge(plan!, merged)).toBe(true);
+    expect(e.stats().segments).toBe(2); // the merged one + the refreshed update
+    expect(e.get('bb5')).toBeNull();
+    expect(e.get('bb7')?.title).toBe('Renamed Widget Zyxel');
+    expect(e.documentCount).toBe(299);
+    expect(ids(e.autocomplete({ query: 'zyxel' }))).toEqual(['bb7']);
+    expect(e.autocomplete({ query: docs[7]!.title }).suggestions.filter((s) => s.id === 'bb7').length).toBeLessThanOrEqual(1);
+    // a plan whose segments are gone is refused
+    const stale = e.planMerge();
+    if (stale) {
+      e.optimize();
+      expect(e.commitMerge(stale, null)).toBe(false);
+    }
+  });
+
   it('serializes and loads without changing results', () => {
     const e = new SuggestEngine();
     e.upsert(loadBestBuy().slice(0, 800));
@@ -147,6 +179,19 @@ describe('SuggestEngine', () => {
     // a delete by the owner is seen by the reader (tombstones are shared)
     e.remove(['4']);
     expect(ids(reader.autocomplete({ query: 'defender' }))).toEqual([]);
+  });
+
+  it('posts its shared state through a message port without copying segment memory', async () => {
+    const e = new SuggestEngine();
+    e.upsert(small);
+    const { port1, port2 } = new MessageChannel();
+    const received = new Promise<SharedEngineState>((resolve) => port2.once('message', (m: SharedEngineState) => resolve(m)));
+    port1.postMessage(e.exportShared());
+    const reader = SuggestEngine.fromShared(await received);
+    port1.close();
+    expect(ids(reader.autocomplete({ query: 'symmetry' }))).toEqual(['5']);
+    e.remove(['5']);
+    expect(ids(reader.autocomplete({ query: 'symmetry' }))).toEqual([]);
   });
 
   it('reports bytes per document', () => {

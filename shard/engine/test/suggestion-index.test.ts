@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NODE_THRESHOLD, SuggestionIndex, type CompletionHit } from '../suggestion-index.js';
 import type { MinedSuggestion, MinedSuggestions } from '../suggestion-miner.js';
-import { ArenaBuilder } from '../typed-arena.js';
+import { ArenaBuilder } from '../arena.js';
 import { random, randomWord } from './helpers.js';
 
 function build(list: MinedSuggestion[]): SuggestionIndex {

@@ -5,7 +5,7 @@
 // interval stores its k best distinct ids by score; children pass their lists up to their
 // parent, so the build is linear in the table size times k. Used for typeahead completions
 // (suggestion-index.ts) and for the completions of the last query word (the term dictionary).
-import type { Arena, ArenaBuilder } from './typed-arena.js';
+import type { Arena, ArenaBuilder } from './arena.js';
 
 export class PrefixTopLists {
   constructor(

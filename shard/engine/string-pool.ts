@@ -1,6 +1,6 @@
-// Build-time helpers and the packed string pools of segments. Plain packed JS arrays are used for
-// numeric lists while building (V8 keeps them unboxed and `push` is monomorphic); they become
-// typed arrays once the size is known.
+// The packed string pools of segments: UTF-16 for tables searched by code unit, UTF-8 for
+// display text. While building, plain packed JS arrays hold the numbers (V8 keeps them unboxed
+// and `push` is monomorphic); they become typed arrays once the size is known.
 
 /** Strings packed as UTF-16 code units with offsets (for tables searched by code unit). */
 export class StringPool {
