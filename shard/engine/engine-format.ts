@@ -4,12 +4,17 @@
 //   "SGEN" | u32 format version | u32 header length | header (JSON, UTF-8) | pad to 8 |
 //   per segment: arena bytes | tombstones (u8 per doc) | deleted suggestion weights (f32) | pad
 //
-// The header lists each segment's metadata, arena layout and byte offsets. Readers accept every
-// version up to ENGINE_FORMAT_VERSION; a newer file is refused with a clear error.
+// The header lists each segment's metadata, arena layout and byte offsets. Readers accept the
+// versions from OLDEST_READABLE_VERSION to ENGINE_FORMAT_VERSION; any other is refused with an
+// error saying to rebuild from the documents (a snapshot is a cache of them).
+//
+// Versions: 1 (UTF-16 titles and suggestion displays, no term top lists); 2 (UTF-8 titles and
+// displays, stored documents without their title, term top lists, shared deleted counter).
 import { Segment, type SegmentMeta } from './segment.js';
 import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
-export const ENGINE_FORMAT_VERSION = 1;
+export const ENGINE_FORMAT_VERSION = 2;
+export const OLDEST_READABLE_VERSION = 2;
 const MAGIC = 0x4e454753; // "SGEN" read as little-endian u32
 
 interface SegmentEntry {
@@ -82,6 +87,7 @@ export function decodeSegments(bytes: Uint8Array): DecodedEngine {
   if (view.getUint32(0, true) !== MAGIC) throw new Error('not an engine snapshot (bad magic)');
   const version = view.getUint32(4, true);
   if (version > ENGINE_FORMAT_VERSION) throw new Error(`engine snapshot format ${version} is newer than this build reads (${ENGINE_FORMAT_VERSION}); rebuild the index from its documents`);
+  if (version < OLDEST_READABLE_VERSION) throw new Error(`engine snapshot format ${version} is older than this build reads (${OLDEST_READABLE_VERSION}); rebuild the index from its documents`);
   const len = view.getUint32(8, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + len))) as Header;
   const dataStart = pad8(12 + len);

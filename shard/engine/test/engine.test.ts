@@ -3,7 +3,7 @@ import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { MessageChannel } from 'node:worker_threads';
 import { SuggestEngine, type SharedEngineState } from '../engine.js';
 import { SegmentBuilder } from '../segment-builder.js';
-import { ENGINE_FORMAT_VERSION } from '../engine-format.js';
+import { ENGINE_FORMAT_VERSION, OLDEST_READABLE_VERSION } from '../engine-format.js';
 import { validateFilters } from '../filters.js';
 import { loadBestBuy } from './helpers.js';
 
@@ -162,11 +162,13 @@ describe('SuggestEngine', () => {
     expect(back.typeahead({ query: 'zanz' }).suggestions[0]?.title).toBe('Zanzibar');
   });
 
-  it('refuses foreign and newer snapshots', () => {
+  it('refuses foreign, older and newer snapshots', () => {
     expect(() => SuggestEngine.deserialize(new Uint8Array(16))).toThrow(/magic/);
     const bytes = new SuggestEngine().serialize();
     new DataView(bytes.buffer).setUint32(4, ENGINE_FORMAT_VERSION + 1, true);
     expect(() => SuggestEngine.deserialize(bytes)).toThrow(/newer/);
+    new DataView(bytes.buffer).setUint32(4, OLDEST_READABLE_VERSION - 1, true);
+    expect(() => SuggestEngine.deserialize(bytes)).toThrow(/older.*rebuild/);
   });
 
   it('shares segment memory with a reader', () => {
