@@ -88,6 +88,7 @@ describe('jobs on a local cluster', () => {
     expect(r.flips).toBe(0);
     expect(r.sawOld).toBeGreaterThan(0);
     expect(r.sawNew).toBeGreaterThan(0);
+    expect(r.typeahead).toBeGreaterThan(0);
   });
 
   it('finds the job of a SIGKILLed shard node stuck and resumes it after restart, every row once', async () => {

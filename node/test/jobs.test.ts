@@ -260,6 +260,7 @@ describe('jobs on a single node', () => {
     expect(r.flips).toBe(0);
     expect(r.sawOld).toBeGreaterThan(0);
     expect(r.sawNew).toBeGreaterThan(0);
+    expect(r.typeahead).toBeGreaterThan(0);
   });
 });
 

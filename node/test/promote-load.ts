@@ -1,5 +1,5 @@
-// Promote under load, shared by the single-node and cluster suites: readers hammer a logical
-// index on every router while a staging physical index (same ids, new titles) is promoted. Every
+// Promote under load, shared by the single-node and cluster suites: readers (typeahead, document
+// reads and lists) hammer a logical index on every router while a staging physical index (same ids, new titles) is promoted. Every
 // response must succeed and come wholly from one physical index; on one router, once a reader
 // has seen the new data it must never see the old again.
 import { expect } from 'vitest';
@@ -16,6 +16,8 @@ export interface PromoteLoadResult {
   flips: number;
   sawOld: number;
   sawNew: number;
+  /** typeahead requests among `requests` */
+  typeahead: number;
 }
 
 export async function promoteUnderLoad(urls: string[], key: string, index: string, opts: { workers?: number; docs?: number } = {}): Promise<PromoteLoadResult> {
@@ -34,7 +36,7 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   // the staging index is complete and not live yet
   expect((await api.call<Doc>('GET', `/v1/indexes/${index}/documents/p0001`, { key })).body.raw.gen).toBe('old');
 
-  const result: PromoteLoadResult = { requests: 0, errors: [], mixed: 0, flips: 0, sawOld: 0, sawNew: 0 };
+  const result: PromoteLoadResult = { requests: 0, errors: [], mixed: 0, flips: 0, sawOld: 0, sawNew: 0, typeahead: 0 };
   let stop = false;
   const worker = async (w: number) => {
     const seenNew = new Set<number>();
@@ -43,7 +45,15 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
       const client = apis[r]!;
       let gens: string[];
       try {
-        if (i % 3 === 0) {
+        if (i % 4 === 3) {
+          // typeahead across the swap: every suggestion of one answer comes from one generation
+          const prefix = String(1 + ((i * 31 + w) % 9));
+          const res = await client.call<{ suggestions: { title: string }[] }>('GET', `/v1/typeahead?index=${index}&query=${prefix}&limit=10`, { key });
+          if (res.status !== 200) throw new Error(`typeahead ${res.status} ${JSON.stringify(res.body)}`);
+          gens = res.body.suggestions.map((s) => /^(old|new)\b/i.exec(s.title)?.[1]?.toLowerCase()).filter((g): g is string => g !== undefined);
+          if (gens.length === 0) throw new Error(`typeahead '${prefix}' returned no generation-bearing suggestion: ${JSON.stringify(res.body.suggestions)}`);
+          result.typeahead++;
+        } else if (i % 3 === 0) {
           const page = 1 + (i % 3);
           const res = await client.call<Page>('GET', `/v1/indexes/${index}/documents?page=${page}&page_size=100`, { key });
           if (res.status !== 200) throw new Error(`list ${res.status} ${JSON.stringify(res.body)}`);
