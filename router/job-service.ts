@@ -128,24 +128,7 @@ export class JobService {
       bytes_done: 0,
       errors: [],
     };
-    const rec: JobRecord = {
-      job_id: input.jobId,
-      kind: 'ingestion',
-      tenant_id: t.id,
-      index_id: target.index.index_id,
-      status: 'queued',
-      source_type: input.sourceType,
-      source_filename: input.sourceFilename,
-      total: 0,
-      processed: 0,
-      failed: 0,
-      attempts: 0,
-      error: null,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      state: state as unknown as Record<string, unknown>,
-    };
+    const rec = queuedJob(input.jobId, 'ingestion', t, target, now, state, { source_type: input.sourceType, source_filename: input.sourceFilename, total: 0 });
     await this.coordinator.putJob(rec);
     this.track(rec);
     return rec;
@@ -164,24 +147,7 @@ export class JobService {
       file: null,
       expires_at: null,
     };
-    const rec: JobRecord = {
-      job_id: newJobId('export'),
-      kind: 'export',
-      tenant_id: t.id,
-      index_id: target.index.index_id,
-      status: 'queued',
-      source_type: 'api',
-      source_filename: null,
-      total: documents,
-      processed: 0,
-      failed: 0,
-      attempts: 0,
-      error: null,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      state: state as unknown as Record<string, unknown>,
-    };
+    const rec = queuedJob(newJobId('export'), 'export', t, target, now, state, { source_type: 'api', source_filename: null, total: documents });
     await this.coordinator.putJob(rec);
     return rec;
   }
@@ -517,3 +483,31 @@ function bump(state: Record<string, unknown>): Record<string, unknown> {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A new job record in `queued`, with no progress yet. */
+function queuedJob(
+  jobId: JobRecord['job_id'],
+  kind: JobRecord['kind'],
+  t: TenantContext,
+  target: ResolvedIndex,
+  now: string,
+  state: object,
+  source: Pick<JobRecord, 'source_type' | 'source_filename' | 'total'>,
+): JobRecord {
+  return {
+    job_id: jobId,
+    kind,
+    tenant_id: t.id,
+    index_id: target.index.index_id,
+    status: 'queued',
+    ...source,
+    processed: 0,
+    failed: 0,
+    attempts: 0,
+    error: null,
+    created_at: now,
+    started_at: null,
+    finished_at: null,
+    state: state as Record<string, unknown>,
+  };
+}

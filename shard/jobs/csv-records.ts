@@ -145,12 +145,7 @@ export class CsvReader {
           } else if (c === delim) {
             if (!this.skipping) this.fields.push('');
           } else if (c === LF || c === CR) {
-            this.endLine(text, i, c, out);
-            if (c === CR) {
-              if (i + 1 < n) {
-                if (text.charCodeAt(i + 1) === LF) i++;
-              } else this.afterCr = true;
-            }
+            i = this.lineBreak(text, i, c, out);
             rowStart = i + 1;
             seg = -1;
             continue;
@@ -168,12 +163,7 @@ export class CsvReader {
           } else if (c === LF || c === CR) {
             this.take(text, seg, i);
             seg = -1;
-            this.endLine(text, i, c, out);
-            if (c === CR) {
-              if (i + 1 < n) {
-                if (text.charCodeAt(i + 1) === LF) i++;
-              } else this.afterCr = true;
-            }
+            i = this.lineBreak(text, i, c, out);
             rowStart = i + 1;
             continue;
           }
@@ -198,12 +188,7 @@ export class CsvReader {
             this.endField();
             this.state = State.FieldStart;
           } else if (c === LF || c === CR) {
-            this.endLine(text, i, c, out);
-            if (c === CR) {
-              if (i + 1 < n) {
-                if (text.charCodeAt(i + 1) === LF) i++;
-              } else this.afterCr = true;
-            }
+            i = this.lineBreak(text, i, c, out);
             rowStart = i + 1;
             continue;
           } else {
@@ -226,12 +211,7 @@ export class CsvReader {
           } else if (c === LF || c === CR) {
             this.take(text, seg, i);
             seg = -1;
-            this.endLine(text, i, c, out);
-            if (c === CR) {
-              if (i + 1 < n) {
-                if (text.charCodeAt(i + 1) === LF) i++;
-              } else this.afterCr = true;
-            }
+            i = this.lineBreak(text, i, c, out);
             rowStart = i + 1;
             continue;
           }
@@ -252,6 +232,19 @@ export class CsvReader {
   private endField(): void {
     if (!this.skipping) this.fields.push(this.field);
     this.field = '';
+  }
+
+  /**
+   * A line end outside quotes at `i` (character `c`): completes the row and consumes a CRLF pair
+   * (or remembers a CR at the chunk's end, so an LF opening the next chunk is not a blank row).
+   * Returns the index of the last character consumed.
+   */
+  private lineBreak(text: string, i: number, c: number, out: CsvRow[]): number {
+    this.endLine(text, i, c, out);
+    if (c !== CR) return i;
+    if (i + 1 < text.length) return text.charCodeAt(i + 1) === LF ? i + 1 : i;
+    this.afterCr = true;
+    return i;
   }
 
   /** A line end outside quotes: the row is complete. */
