@@ -5,6 +5,7 @@
 //   npx tsc && node dist/shard/bench/engine-bench.js [--data DIR] [--seconds N] [--json]
 //
 // DIR holds the files described in SOURCES.md (default: $SUGGEST_DATA_SETS or /work/shared/data).
+import { parse } from 'csv-parse/sync';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { SuggestDocument } from '../../node/runtime/document.js';
@@ -35,35 +36,6 @@ const DATA = arg('data', process.env.SUGGEST_DATA_SETS ?? '/work/shared/data');
 const SECONDS = Number(arg('seconds', '2'));
 const JSON_OUT = process.argv.includes('--json');
 
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else quoted = false;
-      } else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else field += c;
-  }
-  if (field || row.length) rows.push([...row, field]);
-  return rows;
-}
 
 function spellPairs(): [string, string][] {
   return readFileSync(`${DATA}/homedepot_query_spellcheck.txt`, 'utf8')
@@ -82,7 +54,7 @@ function bestBuy(): Dataset {
 }
 
 function homeDepot(): Dataset {
-  const rows = parseCsv(gunzipSync(readFileSync(`${DATA}/homedepot_train.csv.gz`)).toString('latin1')).slice(1);
+  const rows = (parse(gunzipSync(readFileSync(`${DATA}/homedepot_train.csv.gz`)).toString('latin1'), { relax_column_count: true, skip_empty_lines: true }) as string[][]).slice(1);
   const byId = new Map<string, SuggestDocument>();
   const queries = new Set<string>();
   for (const r of rows) {

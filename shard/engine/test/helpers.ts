@@ -1,4 +1,5 @@
 // Shared helpers for the engine tests: a seeded generator and loaders for the shared data sets.
+import { parse } from 'csv-parse/sync';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
@@ -45,38 +46,9 @@ export function loadBestBuy(dir = DATA_DIR): SuggestDocument[] {
   }));
 }
 
-/** Minimal CSV reader for the quoted, comma-separated data files. */
+/** The quoted, comma-separated data files, row by row (csv-parse; ragged rows allowed). */
 export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else quoted = false;
-      } else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else field += c;
-  }
-  if (field.length > 0 || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
+  return parse(text, { relax_column_count: true, skip_empty_lines: true }) as string[][];
 }
 
 export interface HomeDepotRow {
