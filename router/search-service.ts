@@ -64,15 +64,55 @@ export class SearchService {
     });
   }
 
+  /**
+   * The hot path, inside the HTTP callback: the rendered 200 body when the index resolution is
+   * cached and the answer is either in the response cache or computed synchronously by
+   * in-process engines that are loaded. Undefined sends the request to `search` (which also
+   * turns every failure into its error response); nothing here has a side effect but caching.
+   */
+  searchSync(p: SearchParams): string | undefined {
+    const started = performance.now();
+    const resolved = this.data.resolveCached(p.tenant, p.index);
+    if (resolved === undefined) return undefined;
+    const physical = resolved.physical;
+    const cacheKey = this.cacheKeyOf(p, physical);
+    if (cacheKey !== null) {
+      const hit = this.cache.get(cacheKey);
+      if (hit !== undefined) {
+        this.hits.inc();
+        return `{"took_ms":${round(performance.now() - started)},${hit}`;
+      }
+    }
+    if (p.debug || p.profile) return undefined;
+    const routes = this.data.partRoutes(p.tenant, physical);
+    const payload = payloadOf(p);
+    const parts: PartResult[] = [];
+    let pending: Promise<unknown>[] | null = null;
+    for (const r of routes) {
+      const api = this.data.client(r.node);
+      if (api.queryValue === undefined) return undefined;
+      const result = api.queryValue({ ref: r.ref, kind: p.kind, payload });
+      if (result instanceof Promise) (pending ??= []).push(result);
+      else parts.push(result as PartResult);
+    }
+    if (pending !== null) {
+      // an engine is still loading: `search` waits for it (these calls share its load)
+      for (const q of pending) q.catch(() => undefined);
+      return undefined;
+    }
+    if (cacheKey !== null) this.misses.inc();
+    const rest = this.render(p, parts);
+    if (cacheKey !== null) this.store(cacheKey, rest);
+    return `{"took_ms":${round(performance.now() - started)},${rest}`;
+  }
+
   async search(p: SearchParams): Promise<Reply> {
     const started = performance.now();
-    const resolved = await this.data.resolve(p.tenant, p.index);
+    const resolved = this.data.resolveCached(p.tenant, p.index) ?? (await this.data.resolve(p.tenant, p.index));
     const physical = resolved.physical;
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
-    let cacheKey = '';
-    if (useCache) {
-      const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+    const cacheKey = this.cacheKeyOf(p, physical);
+    if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -82,31 +122,28 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const payload = pack({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
+    const value = payloadOf(p);
+    let packed: Buffer | null = null;
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
-      const r = await api.query({ ref, kind: p.kind, payload });
+      let result: PartResult;
+      if (api.queryValue !== undefined) {
+        // in-process: values, no msgpack round trip
+        const r = api.queryValue({ ref, kind: p.kind, payload: value });
+        result = (r instanceof Promise ? await r : r) as PartResult;
+      } else {
+        packed ??= pack(value);
+        const r = await api.query({ ref, kind: p.kind, payload: packed });
+        result = unpack(r.result) as PartResult;
+      }
       partTimes.push({ part: ref.part, node, ms: round(performance.now() - t0) });
-      return unpack(r.result) as PartResult;
+      return result;
     });
     const gathered = performance.now();
-    const merged = merge(parts, p.limit);
-    const first = parts[0];
-    const corrected = pickCorrection(parts);
-    const body = {
-      query: corrected ?? p.query,
-      original_query: p.query,
-      normalized_query: first?.normalized_query ?? p.query,
-      corrected_query: corrected,
-      mode: p.kind === 'typeahead' ? 'typeahead' : (first?.mode ?? p.mode ?? 'fts_only'),
-      ...(p.kind === 'autocomplete' && p.mode ? { requested_mode: p.mode } : {}),
-      index: p.index,
-      suggestions: merged,
-      debug: null as unknown,
-    };
+    let debug: unknown = null;
     if (p.debug || p.profile) {
       const done = performance.now();
-      body.debug = {
+      debug = {
         physical_index_id: physical.physical_index_id,
         parts: physical.parts,
         cache: useCache ? 'miss' : 'bypassed',
@@ -123,16 +160,44 @@ export class SearchService {
           : {}),
       };
     }
-    const rest = JSON.stringify(body).slice(1);
-    if (useCache) {
-      if (this.cache.size >= MAX_CACHE_ENTRIES) {
-        // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
-        const oldest = this.cache.keys().next().value;
-        if (oldest !== undefined) this.cache.delete(oldest);
-      }
-      this.cache.set(cacheKey, rest);
-    }
+    const rest = this.render(p, parts, debug);
+    if (cacheKey !== null) this.store(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
+  }
+
+  /** The response-cache key, or null when this request may not use the cache. */
+  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord): string | null {
+    if (!this.caching || p.bypassCache || p.debug || p.profile) return null;
+    const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
+    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+  }
+
+  private store(cacheKey: string, rest: string): void {
+    if (this.cache.size >= MAX_CACHE_ENTRIES) {
+      // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(cacheKey, rest);
+  }
+
+  /** The response body after its leading `{"took_ms":...,` (merged parts, rendered once). */
+  private render(p: SearchParams, parts: PartResult[], debug: unknown = null): string {
+    const merged = merge(parts, p.limit);
+    const first = parts[0];
+    const corrected = pickCorrection(parts);
+    const body = {
+      query: corrected ?? p.query,
+      original_query: p.query,
+      normalized_query: first?.normalized_query ?? p.query,
+      corrected_query: corrected,
+      mode: p.kind === 'typeahead' ? 'typeahead' : (first?.mode ?? p.mode ?? 'fts_only'),
+      ...(p.kind === 'autocomplete' && p.mode ? { requested_mode: p.mode } : {}),
+      index: p.index,
+      suggestions: merged,
+      debug,
+    };
+    return JSON.stringify(body).slice(1);
   }
 
   /** Forget cached answers of one physical index (used when it is dropped or swapped). */
@@ -141,6 +206,8 @@ export class SearchService {
     this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
   }
 }
+
+const payloadOf = (p: SearchParams) => ({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
