@@ -99,11 +99,25 @@ export interface MemberRecord {
   started_at: string;
 }
 
+/**
+ * A replica change in progress: `to` receives a snapshot of the partition from its primary and
+ * then every write, and joins the replica list (in the place of `replaces`, or appended when null)
+ * when it has caught up. See coordinator/placement-planner.ts.
+ */
+export interface PartitionMove {
+  partition: number;
+  to: NodeId;
+  replaces: NodeId | null;
+  started_at: string;
+}
+
 /** Partition -> nodes. `nodes[p][0]` is the primary of partition p, the rest followers. */
 export interface PlacementTable {
   epoch: number;
   partitions: number;
   nodes: NodeId[][];
+  /** replica changes in progress (absent in tables written before moves existed) */
+  moves?: PartitionMove[];
 }
 
 export type Unsubscribe = () => void;
