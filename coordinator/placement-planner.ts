@@ -18,7 +18,9 @@
 // Ties are broken by rendezvous score, so every leader computes the same table from the same input.
 import { score64 } from '../node/runtime/hash.js';
 import type { NodeId } from '../node/runtime/ids.js';
-import type { PartitionMove, PlacementTable } from './coordinator.js';
+import { applyMove, type PartitionMove, type PlacementTable } from './coordinator.js';
+
+export { applyMove, completeMove } from './coordinator.js';
 
 const partitionKey = (p: number) => `partition/${p}`;
 
@@ -51,26 +53,6 @@ const sameList = (a: readonly NodeId[] | undefined, b: readonly NodeId[]) => a !
 
 function sameMoves(a: readonly PartitionMove[], b: readonly PartitionMove[]): boolean {
   return a.length === b.length && a.every((m, i) => m.partition === b[i]!.partition && m.to === b[i]!.to && m.replaces === b[i]!.replaces);
-}
-
-/** Replica list of `p` once `move` completes: `to` takes the place of `replaces`, or is appended. */
-export function applyMove(list: readonly NodeId[], move: Pick<PartitionMove, 'to' | 'replaces'>): NodeId[] {
-  if (list.includes(move.to)) return list.filter((n) => n !== move.replaces);
-  const at = move.replaces === null ? -1 : list.indexOf(move.replaces);
-  return at < 0 ? [...list, move.to] : list.map((n, i) => (i === at ? move.to : n));
-}
-
-/**
- * The table after the move of `partition` to `to` has caught up: the replica list changes, the
- * move leaves the table, the epoch grows. Undefined when that move is no longer in `table` (the
- * planner cancelled it: its target died, or the partition changed under it).
- */
-export function completeMove(table: PlacementTable, partition: number, to: NodeId): PlacementTable | undefined {
-  const moves = table.moves ?? [];
-  const move = moves.find((m) => m.partition === partition && m.to === to);
-  if (!move) return undefined;
-  const nodes = table.nodes.map((list, p) => (p === partition ? applyMove(list, move) : [...list]));
-  return { ...table, epoch: table.epoch + 1, nodes, moves: moves.filter((m) => m !== move) };
 }
 
 /** Rendezvous rank of `node` for partition `p` among `nodes` (0 = best). */

@@ -274,6 +274,11 @@ export class DataPlane {
     return { items: r.documents.map((d) => decodeDocument(d.body)), total: r.total };
   }
 
+  /** Partition counters of one shard node (the admin cluster view). */
+  partitionStats(node: NodeId): Promise<pb.PartitionStatsResponse> {
+    return this.shards.client(node).partitionStats({});
+  }
+
   /** Removes every part of a physical index from its shard node; returns the documents removed. */
   async drop(tenant: TenantId, physical: PhysicalIndexRecord): Promise<number> {
     const removed = await this.onAllParts(tenant, physical, async (api, ref) => (await api.dropIndex({ ref })).removed);

@@ -22,8 +22,7 @@
 //   period.
 import { randomUUID } from 'node:crypto';
 import type * as hpb from '../proto/gen/placement.js';
-import type { Coordinator, PlacementTable } from '../coordinator/coordinator.js';
-import { completeMove } from '../coordinator/placement-planner.js';
+import { completeMove, type Coordinator, type PlacementTable } from '../coordinator/coordinator.js';
 import { SuggestError, fail } from '../node/runtime/errors.js';
 import type { NodeId } from '../node/runtime/ids.js';
 import type { Logger } from '../node/runtime/log.js';
