@@ -116,7 +116,7 @@ export async function missingDocuments(url: string, key: string, acknowledged: M
   const out: { index: string; missing: string[]; total: number }[] = [];
   for (const [index, ids] of acknowledged) {
     const seen = new Set<string>();
-    let total = 0;
+    let total: number;
     for (let page = 1; ; page++) {
       const res = await fetch(`${url}/v1/indexes/${index}/documents?page=${page}&page_size=100`, { headers: { 'x-api-key': key } });
       if (res.status !== 200) throw new Error(`listing ${index} page ${page}: ${res.status} ${await res.text()}`);
