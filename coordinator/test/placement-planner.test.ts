@@ -80,7 +80,7 @@ describe('placement planner', () => {
 
   it('never has more moves in flight than the bound, nor two on one partition', () => {
     const rnd = mulberry32(5);
-    for (let trial = 0; trial < 40; trial++) {
+    for (let trial = 0; trial < 20; trial++) {
       const opts = { partitions: 8 + Math.floor(rnd() * 120), replicationFactor: 1 + Math.floor(rnd() * 3), maxMoves: 1 + Math.floor(rnd() * 4), now: fixedNow };
       const start = nodeIds(1 + Math.floor(rnd() * 5), `b${trial}`);
       const grown = [...start, ...nodeIds(1 + Math.floor(rnd() * 3), `b${trial}-new`)];
@@ -97,7 +97,7 @@ describe('placement planner', () => {
 
   it('a joining node takes exactly the replicas balance needs, all moves go to it, and the result is balanced', () => {
     const rnd = mulberry32(7);
-    for (let trial = 0; trial < 60; trial++) {
+    for (let trial = 0; trial < 25; trial++) {
       const n = 1 + Math.floor(rnd() * 7);
       const opts = { partitions: 16 + Math.floor(rnd() * 240), replicationFactor: 1 + Math.floor(rnd() * 3), maxMoves: 2, now: fixedNow };
       const live = nodeIds(n, `j${trial}`);
