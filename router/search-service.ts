@@ -9,7 +9,9 @@ import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
+import { RankingConfig, type RankingSelection } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
@@ -39,6 +41,8 @@ interface PartResult {
   corrected_query: string | null;
   mode?: string;
   suggestions: Suggestion[];
+  pinned?: PinnedSuggestion<Suggestion>[];
+  ranking?: { synonym_readings: { from: string; to: string; query: string; hits: number; kept: number }[]; hidden: Record<string, number> };
 }
 
 const MAX_CACHE_ENTRIES = 100_000;
@@ -49,6 +53,7 @@ export class SearchService {
   private readonly caching: boolean;
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
+  private readonly ranking = new RankingConfig();
 
   constructor(
     private readonly data: DataPlane,
@@ -68,11 +73,12 @@ export class SearchService {
     const started = performance.now();
     const resolved = await this.data.resolve(p.tenant, p.index);
     const physical = resolved.physical;
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
     let cacheKey = '';
     if (useCache) {
       const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -82,7 +88,14 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const payload = pack({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
+    const payload = pack({
+      query: p.query,
+      limit: p.limit,
+      ...(p.mode ? { mode: p.mode } : {}),
+      ...(p.filters !== undefined ? { filters: p.filters } : {}),
+      ...(ranking.payload ? { ranking: ranking.payload } : {}),
+      ...(p.debug ? { debug: true } : {}),
+    });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
       const r = await api.query({ ref, kind: p.kind, payload });
@@ -90,7 +103,9 @@ export class SearchService {
       return unpack(r.result) as PartResult;
     });
     const gathered = performance.now();
-    const merged = merge(parts, p.limit);
+    const pinned = parts.flatMap((part) => part.pinned ?? []);
+    const placed: { id: string; rule: string; position: number }[] = [];
+    const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
     const body = {
@@ -110,6 +125,7 @@ export class SearchService {
         physical_index_id: physical.physical_index_id,
         parts: physical.parts,
         cache: useCache ? 'miss' : 'bypassed',
+        ranking: rankingDebug(ranking, parts, placed),
         ...(p.profile
           ? {
               profile: {
@@ -155,6 +171,76 @@ function merge(parts: PartResult[], limit: number): Suggestion[] {
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+}
+
+/**
+ * Places pinned documents into the merged list: each pin's documents at its position (several
+ * ids of one pin in the positions that follow, in their order), earlier positions first, a pin
+ * never pushing an earlier one down; a document pinned twice keeps its first place. A pinned
+ * document also found by the query keeps that suggestion (and its score); otherwise the part's
+ * rendering of it is used (score 0: the query did not rank it).
+ */
+function placePins(merged: Suggestion[], pinned: PinnedSuggestion<Suggestion>[], ranking: RankingSelection, limit: number, placed: { id: string; rule: string; position: number }[]): Suggestion[] {
+  const ruleOrder = new Map(ranking.pins.map((pin, i) => [pin.id, i]));
+  // per rule: id pins in their listed order; an attribute pin's best match over the parts
+  const byRule = new Map<string, PinnedSuggestion<Suggestion>[]>();
+  for (const x of pinned) {
+    const list = byRule.get(x.rule) ?? [];
+    list.push(x);
+    byRule.set(x.rule, list);
+  }
+  const wanted: { rule: string; at: number; rank: number; order: number; s: Suggestion }[] = [];
+  for (const [rule, list] of byRule) {
+    const pin = ranking.pins.find((x) => x.id === rule);
+    if (!pin) continue;
+    if ('ids' in pin.target) {
+      list.sort((a, b) => a.order - b.order);
+      list.forEach((x, k) => wanted.push({ rule, at: x.position + k, rank: ruleOrder.get(rule) ?? 0, order: x.order, s: x.suggestion }));
+    } else {
+      const best = list.reduce((a, b) => (b.suggestion.score > a.suggestion.score || (b.suggestion.score === a.suggestion.score && b.suggestion.id < a.suggestion.id) ? b : a));
+      wanted.push({ rule, at: best.position, rank: ruleOrder.get(rule) ?? 0, order: 0, s: best.suggestion });
+    }
+  }
+  wanted.sort((a, b) => a.at - b.at || a.rank - b.rank || a.order - b.order);
+  const byId = new Map(merged.map((s) => [s.id, s]));
+  const chosen = new Set<string>();
+  const picks = wanted.filter((w) => (chosen.has(w.s.id) ? false : (chosen.add(w.s.id), true)));
+  const out = merged.filter((s) => !chosen.has(s.id));
+  let floor = 0;
+  for (const w of picks) {
+    const idx = Math.max(floor, Math.min(w.at - 1, out.length));
+    const base = byId.get(w.s.id) ?? w.s;
+    const meta = { ...((base.metadata as Record<string, unknown> | undefined) ?? {}) };
+    const marks = Array.isArray(meta.merchandised) ? [...(meta.merchandised as unknown[])] : [];
+    marks.push({ id: w.rule, action: 'pin', position: idx + 1 });
+    meta.merchandised = marks;
+    out.splice(idx, 0, { ...base, metadata: meta });
+    placed.push({ id: w.s.id, rule: w.rule, position: idx + 1 });
+    floor = idx + 1;
+  }
+  return out.slice(0, limit);
+}
+
+/** `debug.ranking`: the configuration version, what applied to this query, and what the parts did. */
+function rankingDebug(ranking: RankingSelection, parts: PartResult[], placed: { id: string; rule: string; position: number }[]): Record<string, unknown> {
+  const hidden: Record<string, number> = {};
+  const readings = new Map<string, { from: string; to: string; query: string; hits: number; kept: number }>();
+  for (const part of parts) {
+    for (const [rule, n] of Object.entries(part.ranking?.hidden ?? {})) hidden[rule] = (hidden[rule] ?? 0) + n;
+    for (const r of part.ranking?.synonym_readings ?? []) {
+      const prev = readings.get(r.query);
+      if (prev) {
+        prev.hits += r.hits;
+        prev.kept += r.kept;
+      } else readings.set(r.query, { ...r });
+    }
+  }
+  return {
+    config_version: ranking.debug.config_version,
+    synonyms: ranking.debug.synonyms.map((s) => readings.get(s.query) ?? { ...s, hits: 0, kept: 0 }),
+    rules: ranking.debug.rules.map((r) => ({ ...r, ...(hidden[r.id] !== undefined ? { hidden: hidden[r.id] } : {}) })),
+    pins: placed,
+  };
 }
 
 /** The correction most parts agree on (parts see different slices of the vocabulary). */
