@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { IndexRecord } from '../coordinator/coordinator.js';
 import type { ValidationIssue } from '../node/runtime/errors.js';
-import type { PinRule, RankingPayload, RuleTarget, ScoringRule, SynonymReading } from '../node/runtime/ranking-payload.js';
+import type { PinnedSuggestion, PinRule, RankingPayload, RuleTarget, ScoringRule, SynonymReading } from '../node/runtime/ranking-payload.js';
 import { analyzeQuery } from '../node/runtime/text/analyze-query.js';
 
 /** Limits of the merchandising configuration (published in the OpenAPI schema). */
@@ -231,6 +231,90 @@ function readings(p: PackedRanking, words: string[]): SynonymReading[] {
     }
   }
   return out;
+}
+
+// ------------------------------------------------------------------ after the gather
+
+/** What one part reports of its rules (debug). */
+export interface PartRankingReport {
+  synonym_readings: { from: string; to: string; query: string; hits: number; kept: number }[];
+  hidden: Record<string, number>;
+}
+
+export interface PlacedPin {
+  id: string;
+  rule: string;
+  position: number;
+}
+
+/**
+ * Places pinned documents into the merged list: each pin's documents at its position (several
+ * ids of one pin in the positions that follow, in their order), earlier positions first, a pin
+ * never pushing an earlier one down; a document pinned twice keeps its first place. A pinned
+ * document also found by the query keeps that suggestion (and its score); otherwise the part's
+ * rendering of it is used (score 0: the query did not rank it).
+ */
+export function placePins<Suggestion extends { id: string; score: number; metadata?: unknown }>(merged: Suggestion[], pinned: PinnedSuggestion<Suggestion>[], ranking: RankingSelection, limit: number, placed: PlacedPin[]): Suggestion[] {
+  const ruleOrder = new Map(ranking.pins.map((pin, i) => [pin.id, i]));
+  // per rule: id pins in their listed order; an attribute pin's best match over the parts
+  const byRule = new Map<string, PinnedSuggestion<Suggestion>[]>();
+  for (const x of pinned) {
+    const list = byRule.get(x.rule) ?? [];
+    list.push(x);
+    byRule.set(x.rule, list);
+  }
+  const wanted: { rule: string; at: number; rank: number; order: number; s: Suggestion }[] = [];
+  for (const [rule, list] of byRule) {
+    const pin = ranking.pins.find((x) => x.id === rule);
+    if (!pin) continue;
+    if ('ids' in pin.target) {
+      list.sort((a, b) => a.order - b.order);
+      list.forEach((x, k) => wanted.push({ rule, at: x.position + k, rank: ruleOrder.get(rule) ?? 0, order: x.order, s: x.suggestion }));
+    } else {
+      const best = list.reduce((a, b) => (b.suggestion.score > a.suggestion.score || (b.suggestion.score === a.suggestion.score && b.suggestion.id < a.suggestion.id) ? b : a));
+      wanted.push({ rule, at: best.position, rank: ruleOrder.get(rule) ?? 0, order: 0, s: best.suggestion });
+    }
+  }
+  wanted.sort((a, b) => a.at - b.at || a.rank - b.rank || a.order - b.order);
+  const byId = new Map(merged.map((s) => [s.id, s]));
+  const chosen = new Set<string>();
+  const picks = wanted.filter((w) => (chosen.has(w.s.id) ? false : (chosen.add(w.s.id), true)));
+  const out = merged.filter((s) => !chosen.has(s.id));
+  let floor = 0;
+  for (const w of picks) {
+    const idx = Math.max(floor, Math.min(w.at - 1, out.length));
+    const base = byId.get(w.s.id) ?? w.s;
+    const meta: Record<string, unknown> = { ...((base.metadata as Record<string, unknown> | undefined) ?? {}) };
+    const marks = Array.isArray(meta.merchandised) ? [...(meta.merchandised as unknown[])] : [];
+    marks.push({ id: w.rule, action: 'pin', position: idx + 1 });
+    meta.merchandised = marks;
+    out.splice(idx, 0, { ...base, metadata: meta });
+    placed.push({ id: w.s.id, rule: w.rule, position: idx + 1 });
+    floor = idx + 1;
+  }
+  return out.slice(0, limit);
+}
+
+/** `debug.ranking`: the configuration version, what applied to this query, and what the parts did. */
+export function rankingDebug(ranking: RankingSelection, parts: readonly { ranking?: PartRankingReport }[], placed: PlacedPin[]): Record<string, unknown> {
+  const hidden: Record<string, number> = {};
+  const readings = new Map<string, { from: string; to: string; query: string; hits: number; kept: number }>();
+  for (const part of parts) {
+    for (const [rule, n] of Object.entries(part.ranking?.hidden ?? {})) hidden[rule] = (hidden[rule] ?? 0) + n;
+    for (const r of part.ranking?.synonym_readings ?? []) {
+      const prev = readings.get(r.query);
+      if (prev) {
+        prev.hits += r.hits;
+        prev.kept += r.kept;
+      } else readings.set(r.query, { ...r });
+    }
+  }
+  return {
+    config_version: ranking.debug.config_version,
+    synonyms: ranking.debug.synonyms.map((s) => readings.get(s.query) ?? { ...s, hits: 0, kept: 0 }),
+    rules: ranking.debug.rules.map((r) => ({ ...r, ...(hidden[r.id] !== undefined ? { hidden: hidden[r.id] } : {}) })),
+    pins: placed,
+  };
 }
 
 // ------------------------------------------------------------------ validation of writes
