@@ -18,7 +18,8 @@ export const REASON_CODES = {
   spell_corrected: 'The query was spell-corrected from the index vocabulary before matching.',
   intent_match: "The query matches one of the index schema's intent rules (predict.intent_rules).",
   exact_match: 'The label is exactly the (corrected) query.',
-  prefix_match: 'The label completes what was typed.',
+  prefix_match: 'The label starts with what was typed (a completion).',
+  word_match: 'The label contains every query word, not at its start.',
   partial_match: 'The label matches only some of the query words.',
   popular_suggestion: 'The candidate comes from the precomputed suggestions and leads its list.',
   top_document: 'The candidate is the best document retrieved for the query.',
@@ -103,8 +104,9 @@ export function reasonCodes(c: PredictCandidate, f: Features, extra: { rule: boo
   if (f.corrected) codes.push('spell_corrected');
   if (extra.rule) codes.push('intent_match');
   if (f.exact) codes.push('exact_match');
-  else if (f.starts || (f.coverage === 1 && !extra.rule)) codes.push('prefix_match');
-  else if (!extra.rule && f.coverage < 1) codes.push('partial_match');
+  else if (f.starts) codes.push('prefix_match');
+  else if (f.coverage === 1) codes.push('word_match');
+  else codes.push('partial_match');
   if (!extra.rule && f.top) codes.push(c.source === 'suggestion' ? 'popular_suggestion' : 'top_document');
   if (signal(c.signals.behavior)) codes.push('behavioral_boost');
   if (signal(c.signals.synonym)) codes.push('synonym');

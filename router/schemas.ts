@@ -501,7 +501,7 @@ const Confidence = Type.Number({ minimum: 0, maximum: 1 });
 const Entity = Type.Object({ id: Type.String(), object: Type.String({ description: 'product, document, brand, category, query, attribute or intent_rule' }) });
 const ReasonCodes = Type.Array(Type.String(), {
   description:
-    'spell_corrected, intent_match, exact_match, prefix_match, partial_match, popular_suggestion, top_document, behavioral_boost, synonym, merchandised, personalized, action_mapping (see README).',
+    'spell_corrected, intent_match, exact_match, prefix_match, word_match, partial_match, popular_suggestion, top_document, behavioral_boost, synonym, merchandised, personalized, action_mapping (see README).',
 });
 export const PredictResponse = named(
   'PredictResponse',
