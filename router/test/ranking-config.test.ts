@@ -125,7 +125,7 @@ describe('placing pins after the merge', () => {
     expect(out.map((x) => x.id)).toEqual(['x', 'c', 'z2', 'a']);
     // a pinned document the query found keeps its own score
     expect(out[1]!.score).toBe(7);
-    expect((out[0]!.metadata as { merchandised: unknown }).merchandised).toEqual([{ id: 'p1', action: 'pin', position: 1 }]);
+    expect((out[0]!.metadata as unknown as { merchandised: unknown }).merchandised).toEqual([{ id: 'p1', action: 'pin', position: 1 }]);
     expect(placed).toEqual([
       { id: 'x', rule: 'p1', position: 1 },
       { id: 'c', rule: 'p1', position: 2 },
