@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
 import { ApiClient, waitFor } from './api-client.js';
+import { partitionOf } from '../runtime/hash.js';
 import { WriteLoad, missingDocuments, percentile } from '../../loadtest/placement/write-load.js';
 
 interface ClusterView {
@@ -101,7 +102,16 @@ describe('cluster placement', () => {
 
   it('SIGKILL of a primary with RF=2 loses no acknowledged write; followers take over within the lease TTL', async () => {
     const before = await view();
-    const victim = cluster.shards.find((s) => (before.nodes.find((n) => n.node_id === s.info.node_id)?.primaries ?? 0) > 0)!;
+    // the victim: the primary of the most partitions that hold the test indexes
+    const hits = new Map<string, number>();
+    const views = (await api.call<{ index_id: string; physical_index_id: string }[]>('GET', '/v1/indexes', { key })).body;
+    for (const index of indexes) {
+      const physical = views.find((v) => v.index_id === index)!.physical_index_id;
+      const primary = before.partitions[partitionOf('grow', physical, 0, 16)]!.primary!;
+      hits.set(primary, (hits.get(primary) ?? 0) + 1);
+    }
+    const victimId = [...hits].sort((a, b) => b[1] - a[1])[0]![0];
+    const victim = cluster.shards.find((s) => s.info.node_id === victimId)!;
     const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 2, prefix: 'kill' });
     load.start();
     await new Promise((r) => setTimeout(r, 1_000));
