@@ -1,8 +1,10 @@
 // Shared TypeBox schemas of the HTTP contract: request bodies, views and error bodies. Field
 // names follow ARCHITECTURE.md "Contract decisions"; these schemas are both the validators and
 // the OpenAPI components (named ones become `#/components/schemas/<name>`).
+import { PREDICTION_TYPES } from '../node/runtime/predict-types.js';
 import { FormatRegistry, Type, type TSchema } from '@sinclair/typebox';
 import { ID_PATTERN } from '../node/runtime/ids.js';
+import { DEFAULT_BOOST, DEFAULT_BURY, MERCH_LIMITS, RULE_ACTIONS, SYNONYM_LIMITS } from './ranking-config.js';
 
 /** Schemas published as named OpenAPI components, by identity. */
 export const NAMED_SCHEMAS = new Map<TSchema, string>();
@@ -26,6 +28,8 @@ export function hasControlChar(s: string): boolean {
 
 FormatRegistry.Set('doc-id', (v) => v.length > 0 && !hasControlChar(v) && Buffer.byteLength(v, 'utf8') <= MAX_DOC_ID_BYTES);
 FormatRegistry.Set('hostname', (v) => /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v));
+// RFC 3339 date-time with a zone (what JSON clients send): 2026-11-23T18:00:00Z, ...+01:00
+FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && Number.isFinite(Date.parse(v)));
 FormatRegistry.Set('http-url', (v) => {
   try {
     const u = new URL(v);
@@ -192,7 +196,7 @@ export const FileSizeLimit = named(
   }),
 );
 
-export const PREDICTION_TYPES = ['destination', 'intent', 'product', 'category', 'content', 'workflow'] as const;
+export { PREDICTION_TYPES };
 export const PredictionType = Type.Union(PREDICTION_TYPES.map((t) => Type.Literal(t)));
 
 const ActionMapping = Type.Object({ target_field: Type.String({ minLength: 1 }), label_field: Type.String({ minLength: 1 }) });
@@ -222,16 +226,91 @@ export const PredictConfig = named(
   }),
 );
 
+const SynonymTerm = Type.String({ minLength: 1, maxLength: SYNONYM_LIMITS.termLength, description: `A word or phrase of up to ${SYNONYM_LIMITS.wordsPerTerm} words.` });
+
+export const SynonymEntry = named(
+  'SynonymEntry',
+  Type.Union(
+    [
+      Type.Array(SynonymTerm, { minItems: 2, maxItems: SYNONYM_LIMITS.termsPerEntry, description: 'Equivalent terms, two-way: ["tv", "television"].' }),
+      Type.Object(
+        { from: SynonymTerm, to: Type.Union([SynonymTerm, Type.Array(SynonymTerm, { minItems: 1, maxItems: SYNONYM_LIMITS.termsPerEntry })]) },
+        { additionalProperties: false, description: 'One-way: a query with `from` also finds documents with `to`, not the reverse.' },
+      ),
+    ],
+    {
+      description:
+        'Autocomplete searches each synonym reading of the query (one phrase replaced, longest match first, at most 8 readings) beside the query as typed; ' +
+        'documents found only through a synonym score x0.85 and carry `metadata.synonym: {from, to}`. Typeahead does not expand synonyms.',
+    },
+  ),
+);
+
 export const IndexSchema = named(
   'IndexSchema',
-  Type.Object({ predict: Type.Optional(PredictConfig) }, { description: 'Stored and returned as sent; only `predict` is checked. Other keys (synonyms, ...) are kept.' }),
+  Type.Object(
+    {
+      predict: Type.Optional(PredictConfig),
+      synonyms: Type.Optional(Type.Array(SynonymEntry, { maxItems: SYNONYM_LIMITS.entries, description: `At most ${SYNONYM_LIMITS.entries} entries.` })),
+    },
+    { description: 'Stored and returned as sent; `predict` and `synonyms` are checked, other keys are kept.' },
+  ),
+);
+
+const RuleValue = Type.Union([Type.String({ maxLength: MERCH_LIMITS.valueLength }), Type.Number(), Type.Boolean()]);
+
+export const MerchandisingRule = named(
+  'MerchandisingRule',
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1, maxLength: MERCH_LIMITS.ruleIdLength, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$', description: 'Unique within the index; shown in `metadata.merchandised` and `debug.ranking`.' }),
+      action: Type.Union(
+        RULE_ACTIONS.map((a) => Type.Literal(a)),
+        { description: 'pin: place at `position`; boost / bury: multiply the score by `factor`; hide: never suggest.' },
+      ),
+      target: Type.Object(
+        {
+          ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: MAX_DOC_ID_BYTES }), { minItems: 1, maxItems: MERCH_LIMITS.targetIds, description: 'Document ids (a pin places them in this order).' })),
+          field: Type.Optional(
+            Type.String({ minLength: 1, maxLength: MERCH_LIMITS.fieldLength, description: 'title, desc, manufacturer (or brand), id, or a raw attribute (`category` or `raw.category`).' }),
+          ),
+          values: Type.Optional(Type.Array(RuleValue, { minItems: 1, maxItems: MERCH_LIMITS.targetValues, description: 'Exact values, compared as filters compare them (text case- and accent-insensitive, numbers by value).' })),
+        },
+        { additionalProperties: false, description: 'Either `ids`, or `field` and `values`. A pin by attribute places the best match of the query having the attribute.' },
+      ),
+      position: Type.Optional(Type.Integer({ minimum: 1, maximum: MERCH_LIMITS.maxPosition, description: 'pin only: 1 = first suggestion; several ids take the positions that follow.' })),
+      factor: Type.Optional(
+        Type.Number({ minimum: MERCH_LIMITS.minFactor, maximum: MERCH_LIMITS.maxFactor, description: `boost: more than 1 (default ${DEFAULT_BOOST}); bury: less than 1 (default ${DEFAULT_BURY}).` }),
+      ),
+      when: Type.Optional(
+        Type.Object(
+          {
+            query: Type.Optional(Type.String({ minLength: 1, maxLength: MERCH_LIMITS.whenLength, description: 'The whole query, compared after normalization (case, accents, spacing).' })),
+            contains: Type.Optional(Type.String({ minLength: 1, maxLength: MERCH_LIMITS.whenLength, description: 'Words the query contains, in a row, as whole words.' })),
+          },
+          { additionalProperties: false, description: 'Absent: every query. With both keys both must hold.' },
+        ),
+      ),
+      enabled: Type.Optional(Type.Boolean({ description: 'Default true.' })),
+      starts_at: Type.Optional(Type.String({ format: 'date-time', description: 'The rule applies from this instant (default: always).' })),
+      ends_at: Type.Optional(Type.String({ format: 'date-time', description: 'The rule no longer applies from this instant.' })),
+    },
+    { additionalProperties: false },
+  ),
 );
 
 export const Merchandising = named(
   'Merchandising',
-  Type.Record(Type.String(), Type.Array(Type.Record(Type.String(), Type.Unknown())), {
-    description: 'An object of rule lists (for example pins, boosts, buries, hides), stored and returned as sent.',
-  }),
+  Type.Object(
+    { rules: Type.Optional(Type.Array(MerchandisingRule, { maxItems: MERCH_LIMITS.rules, description: `At most ${MERCH_LIMITS.rules} rules.` })) },
+    {
+      additionalProperties: false,
+      description:
+        'Merchandising rules of autocomplete. Boost, bury and hide act while each index part scores (a boosted document can enter the top results); pins are placed after the parts are merged, ' +
+        'so they hold for an index in several parts. A pinned document is shown even when it does not match the query, but never when it fails the request filters or a hide rule matches it (hide wins). ' +
+        'Typeahead honours hide rules only (its product suggestions). Affected suggestions carry `metadata.merchandised: [{id, action, factor|position}]`; `debug=true` adds `debug.ranking`.',
+    },
+  ),
 );
 
 // ---------------------------------------------------------------- jobs
@@ -442,55 +521,97 @@ export const AutocompleteResponse = suggestResponse('AutocompleteResponse', Auto
 
 export const PredictRequest = named(
   'PredictRequest',
-  Type.Object({
-    tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
-    index: Type.Optional(SearchIndex),
-    query: SearchText,
-    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 50, default: 5, description: 'Most alternatives returned.' })),
-    user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only.' })),
-    filters: Type.Optional(Filters),
-    context: Type.Optional(
-      Type.Object({
-        surface: Type.Optional(Type.String({ maxLength: 128 })),
-        page_type: Type.Optional(Type.String({ maxLength: 128 })),
-        locale: Type.Optional(Type.String({ maxLength: 64 })),
-        device: Type.Optional(Type.String({ maxLength: 64 })),
-      }),
-    ),
-    allowed_types: Type.Optional(Type.Array(PredictionType, { minItems: 1 })),
-    include: Type.Optional(
-      Type.Object({
-        alternatives: Type.Optional(Type.Boolean({ default: true })),
-        supporting_suggestions: Type.Optional(Type.Boolean({ default: true })),
-        debug: Type.Optional(Type.Boolean({ default: false })),
-      }),
-    ),
-  }),
+  Type.Object(
+    {
+      tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
+      index: Type.Optional(SearchIndex),
+      query: Type.String({ minLength: 1, maxLength: 512, description: 'Raw user input (required).' }),
+      limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, default: 5, description: 'Most alternatives returned (0 to 20, default 5).' })),
+      user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only (403 `plan_required`).' })),
+      filters: Type.Optional(Filters),
+      context: Type.Optional(
+        Type.Object(
+          {
+            surface: Type.Optional(Type.String({ maxLength: 128 })),
+            page_type: Type.Optional(Type.String({ maxLength: 128 })),
+            locale: Type.Optional(Type.String({ maxLength: 64 })),
+            device: Type.Optional(Type.String({ maxLength: 64 })),
+          },
+          { additionalProperties: false, description: 'Where the query was typed. Accepted and reported in debug; it does not change ranking yet.' },
+        ),
+      ),
+      allowed_types: Type.Optional(
+        Type.Array(PredictionType, {
+          minItems: 1,
+          maxItems: 6,
+          uniqueItems: true,
+          description: "Prediction types that may be returned. Default: the schema's predict.default_types, else every type.",
+        }),
+      ),
+      include: Type.Optional(
+        Type.Object(
+          {
+            alternatives: Type.Optional(Type.Boolean({ default: true, description: 'Return alternatives (default true).' })),
+            supporting_suggestions: Type.Optional(Type.Boolean({ default: true, description: 'Return the typeahead suggestions behind the prediction (default true, at most 10).' })),
+            debug: Type.Optional(Type.Boolean({ default: false, description: 'Return the debug object: every candidate with its features, log-odds and confidence (default false).' })),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
 );
 
-const PredictAction = Type.Object({ kind: Type.String(), target: Type.String(), method: Type.String() });
+const PredictAction = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('navigate'), Type.Literal('search'), Type.Literal('apply_filter'), Type.Literal('start_workflow')]),
+    target: Type.String({ description: 'A route (path and query string), or the value of the mapped target field.' }),
+    method: Type.Union([Type.Literal('GET'), Type.Literal('POST')], { description: 'GET for navigate, search and apply_filter; POST for start_workflow.' }),
+  },
+  {
+    description:
+      'navigate: the action_mappings target of the type when the document has it, else /products/{id}, /content/{id}, /pages/{id} or /brands/{slug}; ' +
+      'search: /search?q=... (intent); apply_filter: /search?filters={"category":[...]} (category); start_workflow: /workflows/{id} (workflow). Intent rules use their own target.',
+  },
+);
 const Confidence = Type.Number({ minimum: 0, maximum: 1 });
+const Entity = Type.Object({ id: Type.String(), object: Type.String({ description: 'product, document, brand, category, query, attribute or intent_rule' }) });
+const ReasonCodes = Type.Array(Type.String(), {
+  description:
+    'spell_corrected, intent_match, exact_match, prefix_match, word_match, partial_match, popular_suggestion, top_document, behavioral_boost, synonym, merchandised, personalized, action_mapping (see README).',
+});
 export const PredictResponse = named(
   'PredictResponse',
   Type.Object({
-    query: Type.String(),
+    took_ms: Type.Number(),
+    query: Type.String({ description: 'Effective (corrected) query.' }),
     original_query: Type.String(),
-    corrected_query: Type.Union([Type.String(), Type.Null()]),
+    normalized_query: Type.String(),
+    corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'null when unchanged' }),
     mode: Type.Literal('predict'),
-    prediction: Type.Union([
-      Type.Object({
-        type: PredictionType,
-        label: Type.String(),
-        action: PredictAction,
-        entity: Type.Object({ id: Type.String(), object: Type.String() }),
-        confidence: Confidence,
-        reason_codes: Type.Array(Type.String()),
-      }),
-      Type.Null(),
-    ]),
-    alternatives: Type.Array(Type.Object({ type: PredictionType, label: Type.String(), action: PredictAction, confidence: Confidence })),
-    supporting_suggestions: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), title: Type.String(), score: Confidence })),
-    debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    index: Type.String(),
+    prediction: Type.Union(
+      [
+        Type.Object({
+          type: PredictionType,
+          label: Type.String(),
+          action: PredictAction,
+          entity: Entity,
+          confidence: Type.Number({ minimum: 0, maximum: 1, description: 'Calibrated probability that this is the right prediction (see BENCHMARKS.md).' }),
+          reason_codes: ReasonCodes,
+        }),
+        Type.Null(),
+      ],
+      { description: 'null when nothing matches.' },
+    ),
+    alternatives: Type.Array(Type.Object({ type: PredictionType, label: Type.String(), action: PredictAction, entity: Entity, confidence: Confidence, reason_codes: ReasonCodes }), {
+      description: 'Up to `limit`, by decreasing confidence; empty when include.alternatives is false.',
+    }),
+    supporting_suggestions: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), title: Type.String(), score: Confidence }), {
+      description: 'Typeahead suggestions for the query (at most 10), score relative to the best one; empty when include.supporting_suggestions is false.',
+    }),
+    debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless include.debug is true.' }),
   }),
 );
 

@@ -9,7 +9,9 @@ import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
+import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
@@ -39,6 +41,8 @@ interface PartResult {
   corrected_query: string | null;
   mode?: string;
   suggestions: Suggestion[];
+  pinned?: PinnedSuggestion<Suggestion>[];
+  ranking?: PartRankingReport;
 }
 
 const MAX_CACHE_ENTRIES = 100_000;
@@ -49,6 +53,7 @@ export class SearchService {
   private readonly caching: boolean;
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
+  private readonly ranking = new RankingConfig();
 
   constructor(
     private readonly data: DataPlane,
@@ -72,10 +77,12 @@ export class SearchService {
    */
   searchSync(p: SearchParams): string | undefined {
     const started = performance.now();
+    if (p.debug || p.profile) return undefined;
     const resolved = this.data.resolveCached(p.tenant, p.index);
     if (resolved === undefined) return undefined;
     const physical = resolved.physical;
-    const cacheKey = this.cacheKeyOf(p, physical);
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
@@ -83,9 +90,8 @@ export class SearchService {
         return `{"took_ms":${round(performance.now() - started)},${hit}`;
       }
     }
-    if (p.debug || p.profile) return undefined;
     const routes = this.data.partRoutes(p.tenant, physical);
-    const payload = payloadOf(p);
+    const payload = payloadOf(p, ranking);
     const parts: PartResult[] = [];
     let pending: Promise<unknown>[] | null = null;
     for (const r of routes) {
@@ -101,7 +107,7 @@ export class SearchService {
       return undefined;
     }
     if (cacheKey !== null) this.misses.inc();
-    const rest = this.render(p, parts);
+    const rest = this.render(p, parts, ranking, null);
     if (cacheKey !== null) this.store(cacheKey, rest);
     return `{"took_ms":${round(performance.now() - started)},${rest}`;
   }
@@ -110,8 +116,9 @@ export class SearchService {
     const started = performance.now();
     const resolved = this.data.resolveCached(p.tenant, p.index) ?? (await this.data.resolve(p.tenant, p.index));
     const physical = resolved.physical;
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
-    const cacheKey = this.cacheKeyOf(p, physical);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
@@ -122,7 +129,7 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const value = payloadOf(p);
+    const value = payloadOf(p, ranking);
     let packed: Buffer | null = null;
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
@@ -140,36 +147,40 @@ export class SearchService {
       return result;
     });
     const gathered = performance.now();
-    let debug: unknown = null;
+    const placed: PlacedPin[] = [];
+    let debug: ((merged: number) => unknown) | null = null;
     if (p.debug || p.profile) {
-      const done = performance.now();
-      debug = {
-        physical_index_id: physical.physical_index_id,
-        parts: physical.parts,
-        cache: useCache ? 'miss' : 'bypassed',
-        ...(p.profile
-          ? {
-              profile: {
-                resolve_ms: round(resolvedAt - started),
-                scatter_gather_ms: round(gathered - resolvedAt),
-                merge_ms: round(done - gathered),
-                parts: partTimes.sort((a, b) => a.part - b.part),
-                total_ms: round(done - started),
-              },
-            }
-          : {}),
+      debug = () => {
+        const done = performance.now();
+        return {
+          physical_index_id: physical.physical_index_id,
+          parts: physical.parts,
+          cache: useCache ? 'miss' : 'bypassed',
+          ranking: rankingDebug(ranking, parts, placed),
+          ...(p.profile
+            ? {
+                profile: {
+                  resolve_ms: round(resolvedAt - started),
+                  scatter_gather_ms: round(gathered - resolvedAt),
+                  merge_ms: round(done - gathered),
+                  parts: partTimes.sort((a, b) => a.part - b.part),
+                  total_ms: round(done - started),
+                },
+              }
+            : {}),
+        };
       };
     }
-    const rest = this.render(p, parts, debug);
+    const rest = this.render(p, parts, ranking, debug, placed);
     if (cacheKey !== null) this.store(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
   }
 
   /** The response-cache key, or null when this request may not use the cache. */
-  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord): string | null {
+  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection): string | null {
     if (!this.caching || p.bypassCache || p.debug || p.profile) return null;
     const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
   }
 
   private store(cacheKey: string, rest: string): void {
@@ -181,9 +192,13 @@ export class SearchService {
     this.cache.set(cacheKey, rest);
   }
 
-  /** The response body after its leading `{"took_ms":...,` (merged parts, rendered once). */
-  private render(p: SearchParams, parts: PartResult[], debug: unknown = null): string {
-    const merged = merge(parts, p.limit);
+  /**
+   * The response body after its leading `{"took_ms":...,` (parts merged, pins placed, rendered
+   * once). `debug` builds the debug object after the merge (null: none).
+   */
+  private render(p: SearchParams, parts: PartResult[], ranking: RankingSelection, debug: ((merged: number) => unknown) | null, placed: PlacedPin[] = []): string {
+    const pinned = parts.flatMap((part) => part.pinned ?? []);
+    const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
     const body = {
@@ -195,7 +210,7 @@ export class SearchService {
       ...(p.kind === 'autocomplete' && p.mode ? { requested_mode: p.mode } : {}),
       index: p.index,
       suggestions: merged,
-      debug,
+      debug: debug === null ? null : debug(merged.length),
     };
     return JSON.stringify(body).slice(1);
   }
@@ -207,7 +222,15 @@ export class SearchService {
   }
 }
 
-const payloadOf = (p: SearchParams) => ({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
+/** The query as the shards take it (msgpack-encoded over gRPC, as is in process). */
+const payloadOf = (p: SearchParams, ranking: RankingSelection) => ({
+  query: p.query,
+  limit: p.limit,
+  ...(p.mode ? { mode: p.mode } : {}),
+  ...(p.filters !== undefined ? { filters: p.filters } : {}),
+  ...(ranking.payload ? { ranking: ranking.payload } : {}),
+  ...(p.debug ? { debug: true } : {}),
+});
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 

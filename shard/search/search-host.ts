@@ -10,7 +10,9 @@ import { decodeDocument, type SuggestDocument } from '../../node/runtime/documen
 import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { SuggestEngine } from '../engine/engine.js';
+import type { PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
+import { parseRankingPayload } from '../engine/ranking-rules.js';
 import { AUTOCOMPLETE_MODES, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
@@ -73,6 +75,8 @@ export class SearchHost implements QueryHandler {
         return engine.typeahead(typeaheadRequest(payload));
       case 'autocomplete':
         return engine.autocomplete(autocompleteRequest(payload));
+      case 'predict':
+        return engine.predict(predictRequest(payload));
       default:
         return fail('not_implemented', { feature: `Query kind '${ctx.kind}'` });
     }
@@ -85,6 +89,13 @@ export class SearchHost implements QueryHandler {
   indexStats(ctx: IndexContext): unknown {
     const engine = this.entries.get(keyOf(ctx.ref))?.engine;
     return engine ? { loaded: true, ...engine.stats() } : { loaded: false };
+  }
+
+  /** The partition's data was replaced (a copy arrived) or left this node: its engines are stale. */
+  forgetPartition(partition: number): void {
+    for (const [key, entry] of this.entries) if (entry.partition === partition) this.entries.delete(key);
+    this.stores.delete(partition);
+    rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
   }
 
   /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */
@@ -200,11 +211,11 @@ function queryOf(payload: Record<string, unknown>): string {
 }
 
 function typeaheadRequest(payload: Record<string, unknown>): TypeaheadRequest {
-  return { query: queryOf(payload), limit: limitOf(payload) };
+  return { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking) };
 }
 
 function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequest {
-  const req: AutocompleteRequest = { query: queryOf(payload), limit: limitOf(payload) };
+  const req: AutocompleteRequest = { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking), debug: payload.debug === true };
   if (payload.mode !== undefined) {
     if (!AUTOCOMPLETE_MODES.includes(payload.mode as AutocompleteMode)) invalid(['query', 'mode'], `mode must be one of ${AUTOCOMPLETE_MODES.join(', ')}`, 'value_error.enum');
     req.mode = payload.mode as AutocompleteMode;
@@ -212,6 +223,26 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
   if (payload.filters !== undefined && payload.filters !== null) {
     const checked = validateFilters(payload.filters);
     if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['query', ...p.loc] })));
+    req.filters = checked.filters;
+  }
+  return req;
+}
+
+function predictRequest(payload: Record<string, unknown>): PredictRequest {
+  const req: PredictRequest = { query: queryOf(payload) };
+  if (payload.candidates !== undefined) {
+    const n = payload.candidates;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 50) invalid(['body', 'candidates'], 'candidates must be an integer from 1 to 50', 'value_error.range');
+    req.candidates = n;
+  }
+  if (payload.fields !== undefined) {
+    const f = payload.fields;
+    if (!Array.isArray(f) || f.length > 32 || f.some((x) => typeof x !== 'string' || x.length === 0 || x.length > 128)) invalid(['body', 'fields'], 'fields must be at most 32 field names', 'value_error');
+    req.fields = f as string[];
+  }
+  if (payload.filters !== undefined && payload.filters !== null) {
+    const checked = validateFilters(payload.filters);
+    if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['body', 'filters', ...p.loc.slice(1)] })));
     req.filters = checked.filters;
   }
   return req;
