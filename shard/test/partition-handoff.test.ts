@@ -198,6 +198,18 @@ describe('partition hand-off between shard nodes', () => {
     expect(a.node.handoff!.totals.followersEvicted).toBe(1);
   });
 
+  it('deletes a stale copy found at start-up when the table no longer gives it this node, and keeps the ones it holds', async () => {
+    for (const part of [p, (p + 1) % P]) {
+      const stale = await PartitionStore.open(path.join(root, C), part);
+      await stale.upsert({ tenantId: 'acme', physicalIndexId: 'old', part: 0, parts: 1 }, [doc('x')]);
+      await stale.close();
+    }
+    await put({ nodes: Array.from({ length: P }, (_, i) => (i === p ? [A] : [C])), moves: [] });
+    const c = await start(C);
+    await until('the stale copy to go', () => !existsSync(PartitionStore.location(c.dir, p)));
+    expect(existsSync(PartitionStore.location(c.dir, (p + 1) % P))).toBe(true);
+  });
+
   it('refuses hostile or stale hand-off calls with catalogue errors', async () => {
     const a = await start(A);
     const c = await start(C);
