@@ -9,7 +9,7 @@ import { analyzeQuery } from '../node/runtime/text/analyze-query.js';
 import { singular } from '../node/runtime/text/tokenize.js';
 import { PREDICT_MODEL } from './predict-coefficients.js';
 
-export const FEATURES = ['document', 'share', 'relative', 'top', 'coverage', 'exact', 'starts', 'corrected', 'query_length', 'extra_words', 'suggested', 'typos'] as const;
+export const FEATURES = ['document', 'share', 'relative', 'top', 'rank', 'source_size', 'coverage', 'exact', 'starts', 'corrected', 'query_length', 'extra_words', 'suggested', 'typos'] as const;
 export type Feature = (typeof FEATURES)[number];
 export type Features = Record<Feature, number>;
 
@@ -57,7 +57,7 @@ export function queryView(effective: string, corrected: boolean): QueryView {
 const fold = (w: string) => singular(w) ?? w;
 
 /** Features of a candidate among the merged candidates of its source. */
-export function featuresOf(c: PredictCandidate, q: QueryView, sourceSum: number, sourceMax: number): Features {
+export function featuresOf(c: PredictCandidate, q: QueryView, sourceSum: number, sourceMax: number, sourceCount = 20): Features {
   const label = analyzeQuery(c.label).words.map((w) => w.term);
   const labelSet = new Set(label.map(fold));
   let covered = 0;
@@ -72,6 +72,8 @@ export function featuresOf(c: PredictCandidate, q: QueryView, sourceSum: number,
     share: sourceSum > 0 ? c.score / sourceSum : 0,
     relative: sourceMax > 0 ? c.score / sourceMax : 0,
     top: c.rank === 0 ? 1 : 0,
+    rank: Math.min(1, Math.log1p(c.rank) / Math.log1p(20)),
+    source_size: Math.min(1, sourceCount / 20),
     coverage,
     exact: labelNorm === q.normalized ? 1 : 0,
     starts: labelNorm.startsWith(q.normalized) ? 1 : 0,

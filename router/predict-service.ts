@@ -158,13 +158,15 @@ export class PredictService {
     const scored: Scored[] = [];
     const sums = { suggestion: 0, document: 0 };
     const maxes = { suggestion: 0, document: 0 };
+    const counts = { suggestion: 0, document: 0 };
     for (const c of merged) {
       sums[c.source] += c.score;
+      counts[c.source]++;
       maxes[c.source] = Math.max(maxes[c.source], c.score);
     }
     for (const c of merged) {
       if (!types.has(c.type)) continue;
-      const f = featuresOf(c, q, sums[c.source], maxes[c.source]);
+      const f = featuresOf(c, q, sums[c.source], maxes[c.source], counts[c.source]);
       let z = logOdds(f);
       if (signal(c.signals.behavior)) z += BEHAVIOR_LOG_ODDS;
       if (signal(c.signals.merchandised)) z += MERCHANDISED_LOG_ODDS;
