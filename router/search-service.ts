@@ -9,7 +9,9 @@ import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
+import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
@@ -39,6 +41,8 @@ interface PartResult {
   corrected_query: string | null;
   mode?: string;
   suggestions: Suggestion[];
+  pinned?: PinnedSuggestion<Suggestion>[];
+  ranking?: PartRankingReport;
 }
 
 const MAX_CACHE_ENTRIES = 100_000;
@@ -49,6 +53,7 @@ export class SearchService {
   private readonly caching: boolean;
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
+  private readonly ranking = new RankingConfig();
 
   constructor(
     private readonly data: DataPlane,
@@ -68,11 +73,12 @@ export class SearchService {
     const started = performance.now();
     const resolved = await this.data.resolve(p.tenant, p.index);
     const physical = resolved.physical;
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
     let cacheKey = '';
     if (useCache) {
       const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -82,7 +88,14 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const payload = pack({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
+    const payload = pack({
+      query: p.query,
+      limit: p.limit,
+      ...(p.mode ? { mode: p.mode } : {}),
+      ...(p.filters !== undefined ? { filters: p.filters } : {}),
+      ...(ranking.payload ? { ranking: ranking.payload } : {}),
+      ...(p.debug ? { debug: true } : {}),
+    });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
       const r = await api.query({ ref, kind: p.kind, payload });
@@ -90,7 +103,9 @@ export class SearchService {
       return unpack(r.result) as PartResult;
     });
     const gathered = performance.now();
-    const merged = merge(parts, p.limit);
+    const pinned = parts.flatMap((part) => part.pinned ?? []);
+    const placed: PlacedPin[] = [];
+    const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
     const body = {
@@ -110,6 +125,7 @@ export class SearchService {
         physical_index_id: physical.physical_index_id,
         parts: physical.parts,
         cache: useCache ? 'miss' : 'bypassed',
+        ranking: rankingDebug(ranking, parts, placed),
         ...(p.profile
           ? {
               profile: {
