@@ -62,8 +62,13 @@ export class SearchHost implements QueryHandler {
     apply(entry.engine, event);
   };
 
-  async query(ctx: QueryContext): Promise<unknown> {
-    const engine = await this.engineFor(ctx.store, ctx.ref);
+  /** Synchronous once the part's engine is loaded (the in-process hot path relies on it). */
+  query(ctx: QueryContext): unknown {
+    const engine = this.engineFor(ctx.store, ctx.ref);
+    return engine instanceof Promise ? engine.then((e) => this.run(e, ctx)) : this.run(engine, ctx);
+  }
+
+  private run(engine: SuggestEngine, ctx: QueryContext): unknown {
     const payload = (ctx.payload ?? {}) as Record<string, unknown>;
     switch (ctx.kind) {
       case 'typeahead':
@@ -224,7 +229,7 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
 }
 
 function predictRequest(payload: Record<string, unknown>): PredictRequest {
-  const req: PredictRequest = { query: queryOf(payload) };
+  const req: PredictRequest = { query: queryOf(payload), ranking: parseRankingPayload(payload.ranking), suggestRanking: parseRankingPayload(payload.suggest_ranking) };
   if (payload.candidates !== undefined) {
     const n = payload.candidates;
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 50) invalid(['body', 'candidates'], 'candidates must be an integer from 1 to 50', 'value_error.range');
