@@ -62,8 +62,13 @@ export class SearchHost implements QueryHandler {
     apply(entry.engine, event);
   };
 
-  async query(ctx: QueryContext): Promise<unknown> {
-    const engine = await this.engineFor(ctx.store, ctx.ref);
+  /** Synchronous once the part's engine is loaded (the in-process hot path relies on it). */
+  query(ctx: QueryContext): unknown {
+    const engine = this.engineFor(ctx.store, ctx.ref);
+    return engine instanceof Promise ? engine.then((e) => this.run(e, ctx)) : this.run(engine, ctx);
+  }
+
+  private run(engine: SuggestEngine, ctx: QueryContext): unknown {
     const payload = (ctx.payload ?? {}) as Record<string, unknown>;
     switch (ctx.kind) {
       case 'typeahead':
