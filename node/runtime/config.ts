@@ -67,6 +67,8 @@ export interface Config {
   plans: Record<PlanName, PlanLimits>;
   grpcPort: number;
   nodeId: string | undefined;
+  /** membership lease TTL: a node is declared dead this long after it stops renewing; long enough
+   *  that a busy event loop (a large engine build on a loaded machine) does not lose the lease */
   memberTtlSeconds: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -140,7 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans: DEFAULT_PLANS,
     grpcPort: 0,
     nodeId: undefined,
-    memberTtlSeconds: 5,
+    memberTtlSeconds: 10,
     logLevel: 'info',
     ...file,
   };
