@@ -70,7 +70,8 @@ export class SearchHost implements QueryHandler {
 
   /** Engine options: merges go to the pool when there is one. */
   private get engineOptions() {
-    return { autoMerge: this.pool === null };
+    // with a pool the refresher decides when and where buffered writes are built
+    return this.pool === null ? { autoMerge: true } : { autoMerge: false, maxPending: Number.MAX_SAFE_INTEGER };
   }
 
   /** Feed for ShardNode.onChange. */

@@ -135,13 +135,14 @@ describe('search host with the pool', () => {
     await upsert(bulk);
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
-    const started = performance.now();
-    const answer = await typeahead('quokka');
-    const waited = performance.now() - started;
+    const pending = shard.queryValue({ ref, kind: 'typeahead', payload: { query: 'quokka', limit: 10 } });
+    // too many documents to index in place: the query waits for the pool's builds...
+    expect(pending).toBeInstanceOf(Promise);
+    const answer = (await pending) as { suggestions: TypeaheadSuggestion[] };
     clearInterval(timer);
     expect(answer.suggestions.map((s) => s.title)).toContain('Quokka Espresso Machine');
-    // the builds ran on the pool: the event loop kept turning while the query waited
-    if (waited > 50) expect(ticks).toBeGreaterThan(5);
+    // ...which run off the event loop: it kept turning meanwhile
+    expect(ticks).toBeGreaterThan(0);
   });
 
   it('publishes a small write on the timer, before any query asks', async () => {
