@@ -80,7 +80,7 @@ export interface VectorBackendTiming {
   /** 'ann': its graphs answered; 'exact': a graph was not complete yet, the exact scan answered */
   method: 'ann' | 'exact' | 'mixed' | 'none';
   graph_ready: boolean;
-  /** share of the exact top k it found */
+  /** share of the exact top k it found (a hit as similar as the exact k-th counts as found) */
   recall_at_k: number;
 }
 

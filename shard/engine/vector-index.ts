@@ -39,13 +39,18 @@ export interface VectorIndex {
 export interface GraphParams {
   /** links per node (default 16) */
   m?: number;
-  /** candidate list while building (default 100) */
+  /** candidate list while building (default 200) */
   efConstruction?: number;
-  /** candidate list while searching, at least k (default 64) */
+  /** candidate list while searching, at least k (default 256) */
   efSearch?: number;
 }
 
-const GRAPH_DEFAULTS: Required<GraphParams> = { m: 16, efConstruction: 100, efSearch: 64 };
+// Chosen on the Best Buy catalogue with the built-in embedder (many near-duplicate titles, short
+// queries far from every document): with ef 64 some searches stall in a local region (recall@10
+// 0.63 hnswlib / 0.76 usearch over 10 queries), 128 gives 0.79 / 0.83, 256 gives 0.92 / 0.92 at
+// under 1 ms per 3k-document segment. Queries that stall are those with low similarity to every
+// document (0.2), where the vector signal is weak anyway.
+const GRAPH_DEFAULTS: Required<GraphParams> = { m: 16, efConstruction: 200, efSearch: 256 };
 
 /** Dot product of row `row` of `matrix` with `q` (unrolled: this is the exact scan's inner loop). */
 export function dotRow(matrix: Float32Array, row: number, q: Float32Array, dims: number): number {
