@@ -26,6 +26,10 @@ export interface SearchParams {
   profile?: boolean;
   bypassCache?: boolean;
   userId?: string | undefined;
+  /** ANN library of the vector modes (the shard's default when absent) */
+  vectorBackend?: string | undefined;
+  /** run both vector libraries and report `debug.vector.benchmark` */
+  benchmark?: boolean;
 }
 
 interface Suggestion {
@@ -39,6 +43,26 @@ interface PartResult {
   corrected_query: string | null;
   mode?: string;
   suggestions: Suggestion[];
+  debug?: { vector?: PartVectorDebug };
+}
+
+interface BackendTiming {
+  ms: number;
+  method: string;
+  graph_ready: boolean;
+  recall_at_k: number;
+}
+
+/** What one part's vector retrieval did (shard/engine/types.ts VectorDebug). */
+interface PartVectorDebug {
+  backend: string;
+  embedder: string;
+  dimensions: number;
+  method: string;
+  graph: { ready: boolean; built: number; total: number };
+  candidates: number;
+  ms: number;
+  benchmark?: { k: number; backends: Record<string, BackendTiming>; overlap_at_k: number; exact_ms: number };
 }
 
 const MAX_CACHE_ENTRIES = 100_000;
@@ -68,11 +92,11 @@ export class SearchService {
     const started = performance.now();
     const resolved = await this.data.resolve(p.tenant, p.index);
     const physical = resolved.physical;
-    const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
+    const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
     let cacheKey = '';
     if (useCache) {
       const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -82,7 +106,15 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const payload = pack({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
+    const payload = pack({
+      query: p.query,
+      limit: p.limit,
+      ...(p.mode ? { mode: p.mode } : {}),
+      ...(p.filters !== undefined ? { filters: p.filters } : {}),
+      ...(p.vectorBackend ? { vector_backend: p.vectorBackend } : {}),
+      ...(p.benchmark ? { benchmark: true } : {}),
+      ...(p.debug ? { debug: true } : {}),
+    });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
       const r = await api.query({ ref, kind: p.kind, payload });
@@ -104,12 +136,14 @@ export class SearchService {
       suggestions: merged,
       debug: null as unknown,
     };
-    if (p.debug || p.profile) {
+    if (p.debug || p.profile || p.benchmark) {
       const done = performance.now();
+      const vector = mergeVectorDebug(parts);
       body.debug = {
         physical_index_id: physical.physical_index_id,
         parts: physical.parts,
         cache: useCache ? 'miss' : 'bypassed',
+        ...(vector ? { vector } : {}),
         ...(p.profile
           ? {
               profile: {
@@ -155,6 +189,52 @@ function merge(parts: PartResult[], limit: number): Suggestion[] {
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+}
+
+/**
+ * One `debug.vector` for the whole index: a single part's as it is; several parts' summed
+ * (graph sizes, candidates), the slowest part's times (parts run in parallel), mean recall and
+ * overlap, and each part's own report under `parts`.
+ */
+function mergeVectorDebug(parts: PartResult[]): Record<string, unknown> | null {
+  const reports = parts.map((p) => p.debug?.vector).filter((v): v is PartVectorDebug => v !== undefined);
+  const first = reports[0];
+  if (first === undefined) return null;
+  if (reports.length === 1) return { ...first };
+  const methods = new Set(reports.map((r) => r.method).filter((m) => m !== 'none'));
+  const method = methods.size === 0 ? 'none' : methods.size === 1 ? [...methods][0] : 'mixed';
+  const merged: Record<string, unknown> = {
+    backend: first.backend,
+    embedder: first.embedder,
+    dimensions: first.dimensions,
+    method,
+    graph: {
+      ready: reports.every((r) => r.graph.ready),
+      built: reports.reduce((a, r) => a + r.graph.built, 0),
+      total: reports.reduce((a, r) => a + r.graph.total, 0),
+    },
+    candidates: reports.reduce((a, r) => a + r.candidates, 0),
+    ms: Math.max(...reports.map((r) => r.ms)),
+  };
+  const benches = reports.map((r) => r.benchmark).filter((b) => b !== undefined);
+  const b0 = benches[0];
+  if (b0 !== undefined) {
+    const mean = (xs: number[]) => round(xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length));
+    const backends: Record<string, BackendTiming> = {};
+    for (const name of Object.keys(b0.backends)) {
+      const ts = benches.map((b) => b.backends[name]).filter((t): t is BackendTiming => t !== undefined);
+      const ms = new Set(ts.map((t) => t.method));
+      backends[name] = {
+        ms: Math.max(...ts.map((t) => t.ms)),
+        method: ms.size === 1 ? [...ms][0]! : 'mixed',
+        graph_ready: ts.every((t) => t.graph_ready),
+        recall_at_k: mean(ts.map((t) => t.recall_at_k)),
+      };
+    }
+    merged.benchmark = { k: b0.k, backends, overlap_at_k: mean(benches.map((b) => b.overlap_at_k)), exact_ms: Math.max(...benches.map((b) => b.exact_ms)) };
+  }
+  merged.parts = reports;
+  return merged;
 }
 
 /** The correction most parts agree on (parts see different slices of the vocabulary). */

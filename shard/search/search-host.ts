@@ -11,7 +11,7 @@ import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { SuggestEngine } from '../engine/engine.js';
 import { validateFilters } from '../engine/filters.js';
-import { AUTOCOMPLETE_MODES, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest } from '../engine/types.js';
+import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
@@ -48,6 +48,7 @@ export class SearchHost implements QueryHandler {
     const key = keyOf(event.ref);
     const entry = this.entries.get(key);
     if (event.type === 'drop') {
+      entry?.engine?.close();
       this.entries.delete(key);
       rmSync(this.snapshotPath(event.ref), { force: true });
       return;
@@ -95,6 +96,7 @@ export class SearchHost implements QueryHandler {
         this.opts.log?.warn('engine snapshot failed', { err, index: entry.ref.physicalIndexId });
       }
     }
+    for (const entry of this.entries.values()) entry.engine?.close();
     this.entries.clear();
   }
 
@@ -204,6 +206,12 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
     if (!AUTOCOMPLETE_MODES.includes(payload.mode as AutocompleteMode)) invalid(['query', 'mode'], `mode must be one of ${AUTOCOMPLETE_MODES.join(', ')}`, 'value_error.enum');
     req.mode = payload.mode as AutocompleteMode;
   }
+  if (payload.vector_backend !== undefined) {
+    if (!VECTOR_BACKENDS.includes(payload.vector_backend as VectorBackend)) invalid(['query', 'vector_backend'], `vector_backend must be one of ${VECTOR_BACKENDS.join(', ')}`, 'value_error.enum');
+    req.vectorBackend = payload.vector_backend as VectorBackend;
+  }
+  if (payload.benchmark === true) req.benchmark = true;
+  if (payload.debug === true) req.debug = true;
   if (payload.filters !== undefined && payload.filters !== null) {
     const checked = validateFilters(payload.filters);
     if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['query', ...p.loc] })));
