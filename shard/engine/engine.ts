@@ -16,6 +16,8 @@ import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
 import { typeahead } from './typeahead.js';
+import { predictCandidates, type PredictRequest } from './predict.js';
+import type { PredictPartResult } from '../../node/runtime/predict-types.js';
 import type { AutocompleteMode, AutocompleteRequest, AutocompleteResult, AutocompleteSuggestion, SuggestResult, TypeaheadRequest, TypeaheadSuggestion } from './types.js';
 import { HashedNgramEmbedder, type Embedder } from './embedder.js';
 import type { FilterSpec } from './filters.js';
@@ -351,6 +353,11 @@ export class SuggestEngine {
       overlap_at_k: denom === 0 ? 1 : round3(common / denom),
       exact_ms: round3(exactMs),
     };
+  }
+
+  /** Predict candidates of every type from the suggestion tables and document retrieval. */
+  predict(req: PredictRequest): PredictPartResult {
+    return predictCandidates(this, req);
   }
 
   /**

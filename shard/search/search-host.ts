@@ -10,6 +10,7 @@ import { decodeDocument, type SuggestDocument } from '../../node/runtime/documen
 import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { SuggestEngine } from '../engine/engine.js';
+import type { PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
@@ -69,6 +70,8 @@ export class SearchHost implements QueryHandler {
         return engine.typeahead(typeaheadRequest(payload));
       case 'autocomplete':
         return engine.autocomplete(autocompleteRequest(payload));
+      case 'predict':
+        return engine.predict(predictRequest(payload));
       default:
         return fail('not_implemented', { feature: `Query kind '${ctx.kind}'` });
     }
@@ -215,6 +218,26 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
   if (payload.filters !== undefined && payload.filters !== null) {
     const checked = validateFilters(payload.filters);
     if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['query', ...p.loc] })));
+    req.filters = checked.filters;
+  }
+  return req;
+}
+
+function predictRequest(payload: Record<string, unknown>): PredictRequest {
+  const req: PredictRequest = { query: queryOf(payload) };
+  if (payload.candidates !== undefined) {
+    const n = payload.candidates;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 50) invalid(['body', 'candidates'], 'candidates must be an integer from 1 to 50', 'value_error.range');
+    req.candidates = n;
+  }
+  if (payload.fields !== undefined) {
+    const f = payload.fields;
+    if (!Array.isArray(f) || f.length > 32 || f.some((x) => typeof x !== 'string' || x.length === 0 || x.length > 128)) invalid(['body', 'fields'], 'fields must be at most 32 field names', 'value_error');
+    req.fields = f as string[];
+  }
+  if (payload.filters !== undefined && payload.filters !== null) {
+    const checked = validateFilters(payload.filters);
+    if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['body', 'filters', ...p.loc.slice(1)] })));
     req.filters = checked.filters;
   }
   return req;
