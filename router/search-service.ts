@@ -9,7 +9,9 @@ import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
+import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
@@ -44,6 +46,8 @@ interface PartResult {
   mode?: string;
   suggestions: Suggestion[];
   debug?: { vector?: PartVectorDebug };
+  pinned?: PinnedSuggestion<Suggestion>[];
+  ranking?: PartRankingReport;
 }
 
 interface BackendTiming {
@@ -73,6 +77,7 @@ export class SearchService {
   private readonly caching: boolean;
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
+  private readonly ranking = new RankingConfig();
 
   constructor(
     private readonly data: DataPlane,
@@ -92,11 +97,12 @@ export class SearchService {
     const started = performance.now();
     const resolved = await this.data.resolve(p.tenant, p.index);
     const physical = resolved.physical;
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
     let cacheKey = '';
     if (useCache) {
       const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -113,6 +119,7 @@ export class SearchService {
       ...(p.filters !== undefined ? { filters: p.filters } : {}),
       ...(p.vectorBackend ? { vector_backend: p.vectorBackend } : {}),
       ...(p.benchmark ? { benchmark: true } : {}),
+      ...(ranking.payload ? { ranking: ranking.payload } : {}),
       ...(p.debug ? { debug: true } : {}),
     });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
@@ -122,7 +129,9 @@ export class SearchService {
       return unpack(r.result) as PartResult;
     });
     const gathered = performance.now();
-    const merged = merge(parts, p.limit);
+    const pinned = parts.flatMap((part) => part.pinned ?? []);
+    const placed: PlacedPin[] = [];
+    const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
     const body = {
@@ -144,6 +153,7 @@ export class SearchService {
         parts: physical.parts,
         cache: useCache ? 'miss' : 'bypassed',
         ...(vector ? { vector } : {}),
+        ranking: rankingDebug(ranking, parts, placed),
         ...(p.profile
           ? {
               profile: {

@@ -12,6 +12,7 @@ import { displayFields, docFields } from './doc-fields.js';
 import { decodeSegments, encodeSegments, ENGINE_FORMAT_VERSION } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
 import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
+import { RankingRules } from './ranking-rules.js';
 import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
@@ -96,6 +97,9 @@ const DEFAULTS: Required<Omit<EngineOptions, 'embedder' | 'vectors'>> & { vector
 
 /** Documents found only through the corrected reading of a query keep this share of their score. */
 const CORRECTED_FACTOR = 0.5;
+/** Typeahead suggestions fetched beyond the limit when hide rules may remove some. */
+const HIDE_SPARE = 10;
+
 /** Candidates each retriever contributes to fts_rerank and hybrid. */
 const CANDIDATE_POOL = 50;
 /** Weight of similarity in the fts_rerank score factor. */
@@ -204,7 +208,13 @@ export class SuggestEngine {
 
   typeahead(req: TypeaheadRequest): SuggestResult<TypeaheadSuggestion> {
     const snap = this.snapshot();
-    return typeahead(snap, this.corrector('suggestive'), req.query, clampLimit(req.limit));
+    const limit = clampLimit(req.limit);
+    const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
+    if (!rules.active) return typeahead(snap, this.corrector('suggestive'), req.query, limit);
+    // typeahead honours hide rules only (products it lists); a few spare suggestions fill the gaps
+    const result = typeahead(snap, this.corrector('suggestive'), req.query, limit + HIDE_SPARE);
+    const suggestions = result.suggestions.filter((s) => s.type !== 'product' || !rules.hidden(snap, s.id)).slice(0, limit);
+    return { ...result, suggestions };
   }
 
   autocomplete(req: AutocompleteRequest): AutocompleteResult {
@@ -219,7 +229,8 @@ export class SuggestEngine {
     let corrected: string[] | null = null;
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
-    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) };
+    const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
+    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions() };
     let result: LexicalResult = { hits: [], total: 0, words: words.length };
     if (mode !== 'vector_only') {
       result = lexicalSearch(snap, q, options);
@@ -239,6 +250,7 @@ export class SuggestEngine {
         const hits = [...best.values()].sort(byScore).slice(0, poolSize);
         result = { hits, total: Math.max(result.total, alt.total), words: result.words };
       }
+      result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeQuery(text + (lastIsPrefix ? '' : ' ')), options), poolSize);
     }
     const wantVectors = mode !== 'fts_only' || req.benchmark === true;
     const qv = wantVectors ? this.queryVector((corrected ?? words).join(' '), lastIsPrefix) : null;
@@ -273,32 +285,19 @@ export class SuggestEngine {
       };
       if (req.benchmark === true && qv !== null) vdebug.benchmark = this.benchmark(snap, qv, limit, req.filters ?? null);
     }
-    const suggestions: AutocompleteSuggestion[] = hits.map((h) => {
-      const seg = snap.segments[h.segment] as Segment;
-      const doc = seg.document(h.ord);
-      const fields = docFields(doc);
-      const d = displayFields(doc, fields);
-      return {
-        id: doc.id,
-        type: 'product',
-        title: doc.title,
-        subtitle: d.subtitle,
-        description: d.description,
-        url: d.url,
-        image: d.image,
-        price: d.price,
-        currency: d.currency,
-        score: Math.round(h.score * 1e4) / 1e4,
-        metadata: { concepts: d.concepts, matched_words: h.matched, typos: h.typos },
-      };
+    const suggestions = hits.map((h) => {
+      const s = renderSuggestion(snap, h.segment, h.ord, h.score, h);
+      if (rules.active) Object.assign(s.metadata, rules.marks(snap, h));
+      return s;
     });
-    return {
-      normalized_query: q.normalized,
-      corrected_query: corrected ? corrected.join(' ') : null,
-      mode,
-      suggestions,
-      ...(vdebug !== undefined ? { debug: { vector: vdebug } } : {}),
-    };
+    const out: AutocompleteResult = { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, mode, suggestions };
+    if (rules.active) {
+      const pinned = rules.pinned(snap, options.filters, (seg, ord, score) => renderSuggestion(snap, seg, ord, score, null), (spec) => lexicalSearch(snap, q, { ...options, limit: 1, filters: spec }).hits[0] ?? null);
+      if (pinned.length > 0) out.pinned = pinned;
+      if (req.debug) out.ranking = rules.debugReport();
+    }
+    if (vdebug !== undefined) out.debug = { vector: vdebug };
+    return out;
   }
 
   /**
@@ -577,6 +576,27 @@ function fuse(snap: IndexSnapshot, lexical: readonly LexicalHit[], vector: reado
     if (score > 0) out.push({ segment: h.segment, ord: h.ord, score, matched: h.matched, typos: h.typos });
   }
   return out.sort(byScore);
+}
+
+/** One suggestion object of autocomplete for a document (`hit` null: a pinned document the query may not match). */
+function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, score: number, hit: LexicalHit | null): AutocompleteSuggestion {
+  const seg = snap.segments[segment] as Segment;
+  const doc = seg.document(ord);
+  const fields = docFields(doc);
+  const d = displayFields(doc, fields);
+  return {
+    id: doc.id,
+    type: 'product',
+    title: doc.title,
+    subtitle: d.subtitle,
+    description: d.description,
+    url: d.url,
+    image: d.image,
+    price: d.price,
+    currency: d.currency,
+    score: Math.round(score * 1e4) / 1e4,
+    metadata: { concepts: d.concepts, matched_words: hit?.matched ?? 0, typos: hit?.typos ?? 0 },
+  };
 }
 
 function clampLimit(limit: number | undefined): number {

@@ -4,6 +4,8 @@ import type { FilterSpec } from './filters.js';
 import type { CollectionStats } from './index-snapshot.js';
 import type { SuggestionType } from './suggestion-miner.js';
 import type { VectorBackend } from './vector-index.js';
+import type { PinnedSuggestion, RankingPayload } from '../../node/runtime/ranking-payload.js';
+import type { MerchandisedMark, RankingReport } from './ranking-rules.js';
 
 export type { SuggestionType } from './suggestion-miner.js';
 export type { FilterSpec } from './filters.js';
@@ -20,6 +22,8 @@ export interface TypeaheadRequest {
   query: string;
   /** 1 to 50, default 10 */
   limit?: number;
+  /** the index's synonyms and merchandising rules that apply to this query (typeahead: hides only) */
+  ranking?: RankingPayload | null;
 }
 
 export interface AutocompleteRequest {
@@ -36,7 +40,9 @@ export interface AutocompleteRequest {
   vectorBackend?: VectorBackend;
   /** run the vector retrieval with both libraries (and an exact scan) and report timings and overlap */
   benchmark?: boolean;
-  /** add `debug.vector` (what the vector retrieval did) to the result */
+  /** the index's synonyms and merchandising rules that apply to this query */
+  ranking?: RankingPayload | null;
+  /** add `ranking` (what the rules did) and `debug.vector` (what the vector retrieval did) to the result */
   debug?: boolean;
 }
 
@@ -64,6 +70,10 @@ export interface AutocompleteSuggestion {
     /** query words the document matched, and the typo cost of those matches */
     matched_words: number;
     typos: number;
+    /** found only through this synonym of a query word */
+    synonym?: { from: string; to: string };
+    /** merchandising rules that acted on the suggestion */
+    merchandised?: MerchandisedMark[];
   };
 }
 
@@ -109,4 +119,8 @@ export interface AutocompleteResult extends SuggestResult<AutocompleteSuggestion
   mode: AutocompleteMode;
   /** present when the request asked for debug or benchmark */
   debug?: { vector: VectorDebug };
+  /** pinned documents this part holds (the router places them after merging the parts) */
+  pinned?: PinnedSuggestion<AutocompleteSuggestion>[];
+  /** what synonyms and rules did in this part (debug only) */
+  ranking?: RankingReport;
 }

@@ -12,6 +12,7 @@ import type { Logger } from '../../node/runtime/log.js';
 import { SuggestEngine } from '../engine/engine.js';
 import type { PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
+import { parseRankingPayload } from '../engine/ranking-rules.js';
 import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
@@ -200,11 +201,11 @@ function queryOf(payload: Record<string, unknown>): string {
 }
 
 function typeaheadRequest(payload: Record<string, unknown>): TypeaheadRequest {
-  return { query: queryOf(payload), limit: limitOf(payload) };
+  return { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking) };
 }
 
 function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequest {
-  const req: AutocompleteRequest = { query: queryOf(payload), limit: limitOf(payload) };
+  const req: AutocompleteRequest = { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking), debug: payload.debug === true };
   if (payload.mode !== undefined) {
     if (!AUTOCOMPLETE_MODES.includes(payload.mode as AutocompleteMode)) invalid(['query', 'mode'], `mode must be one of ${AUTOCOMPLETE_MODES.join(', ')}`, 'value_error.enum');
     req.mode = payload.mode as AutocompleteMode;
