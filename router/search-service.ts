@@ -11,7 +11,7 @@ import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
-import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin } from './ranking-config.js';
+import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
@@ -45,9 +45,9 @@ interface PartResult {
   corrected_query: string | null;
   mode?: string;
   suggestions: Suggestion[];
-  debug?: { vector?: PartVectorDebug };
   pinned?: PinnedSuggestion<Suggestion>[];
   ranking?: PartRankingReport;
+  debug?: { vector?: PartVectorDebug };
 }
 
 interface BackendTiming {
@@ -93,16 +93,57 @@ export class SearchService {
     });
   }
 
+  /**
+   * The hot path, inside the HTTP callback: the rendered 200 body when the index resolution is
+   * cached and the answer is either in the response cache or computed synchronously by
+   * in-process engines that are loaded. Undefined sends the request to `search` (which also
+   * turns every failure into its error response); nothing here has a side effect but caching.
+   */
+  searchSync(p: SearchParams): string | undefined {
+    const started = performance.now();
+    if (p.debug || p.profile || p.benchmark) return undefined;
+    const resolved = this.data.resolveCached(p.tenant, p.index);
+    if (resolved === undefined) return undefined;
+    const physical = resolved.physical;
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking);
+    if (cacheKey !== null) {
+      const hit = this.cache.get(cacheKey);
+      if (hit !== undefined) {
+        this.hits.inc();
+        return `{"took_ms":${round(performance.now() - started)},${hit}`;
+      }
+    }
+    const routes = this.data.partRoutes(p.tenant, physical);
+    const payload = payloadOf(p, ranking);
+    const parts: PartResult[] = [];
+    let pending: Promise<unknown>[] | null = null;
+    for (const r of routes) {
+      const api = this.data.client(r.node);
+      if (api.queryValue === undefined) return undefined;
+      const result = api.queryValue({ ref: r.ref, kind: p.kind, payload });
+      if (result instanceof Promise) (pending ??= []).push(result);
+      else parts.push(result as PartResult);
+    }
+    if (pending !== null) {
+      // an engine is still loading: `search` waits for it (these calls share its load)
+      for (const q of pending) q.catch(() => undefined);
+      return undefined;
+    }
+    if (cacheKey !== null) this.misses.inc();
+    const rest = this.render(p, parts, ranking, null);
+    if (cacheKey !== null) this.store(cacheKey, rest);
+    return `{"took_ms":${round(performance.now() - started)},${rest}`;
+  }
+
   async search(p: SearchParams): Promise<Reply> {
     const started = performance.now();
-    const resolved = await this.data.resolve(p.tenant, p.index);
+    const resolved = this.data.resolveCached(p.tenant, p.index) ?? (await this.data.resolve(p.tenant, p.index));
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
-    let cacheKey = '';
-    if (useCache) {
-      const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+    const cacheKey = this.cacheKeyOf(p, physical, ranking);
+    if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -112,25 +153,77 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const payload = pack({
-      query: p.query,
-      limit: p.limit,
-      ...(p.mode ? { mode: p.mode } : {}),
-      ...(p.filters !== undefined ? { filters: p.filters } : {}),
-      ...(p.vectorBackend ? { vector_backend: p.vectorBackend } : {}),
-      ...(p.benchmark ? { benchmark: true } : {}),
-      ...(ranking.payload ? { ranking: ranking.payload } : {}),
-      ...(p.debug ? { debug: true } : {}),
-    });
+    const value = payloadOf(p, ranking);
+    let packed: Buffer | null = null;
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
-      const r = await api.query({ ref, kind: p.kind, payload });
+      let result: PartResult;
+      if (api.queryValue !== undefined) {
+        // in-process: values, no msgpack round trip
+        const r = api.queryValue({ ref, kind: p.kind, payload: value });
+        result = (r instanceof Promise ? await r : r) as PartResult;
+      } else {
+        packed ??= pack(value);
+        const r = await api.query({ ref, kind: p.kind, payload: packed });
+        result = unpack(r.result) as PartResult;
+      }
       partTimes.push({ part: ref.part, node, ms: round(performance.now() - t0) });
-      return unpack(r.result) as PartResult;
+      return result;
     });
     const gathered = performance.now();
-    const pinned = parts.flatMap((part) => part.pinned ?? []);
     const placed: PlacedPin[] = [];
+    let debug: ((merged: number) => unknown) | null = null;
+    if (p.debug || p.profile || p.benchmark) {
+      debug = () => {
+        const done = performance.now();
+        const vector = mergeVectorDebug(parts);
+        return {
+          physical_index_id: physical.physical_index_id,
+          parts: physical.parts,
+          cache: useCache ? 'miss' : 'bypassed',
+          ...(vector ? { vector } : {}),
+          ranking: rankingDebug(ranking, parts, placed),
+          ...(p.profile
+            ? {
+                profile: {
+                  resolve_ms: round(resolvedAt - started),
+                  scatter_gather_ms: round(gathered - resolvedAt),
+                  merge_ms: round(done - gathered),
+                  parts: partTimes.sort((a, b) => a.part - b.part),
+                  total_ms: round(done - started),
+                },
+              }
+            : {}),
+        };
+      };
+    }
+    const rest = this.render(p, parts, ranking, debug, placed);
+    if (cacheKey !== null) this.store(cacheKey, rest);
+    return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
+  }
+
+  /** The response-cache key, or null when this request may not use the cache. */
+  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection): string | null {
+    if (!this.caching || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
+    const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
+    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+  }
+
+  private store(cacheKey: string, rest: string): void {
+    if (this.cache.size >= MAX_CACHE_ENTRIES) {
+      // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(cacheKey, rest);
+  }
+
+  /**
+   * The response body after its leading `{"took_ms":...,` (parts merged, pins placed, rendered
+   * once). `debug` builds the debug object after the merge (null: none).
+   */
+  private render(p: SearchParams, parts: PartResult[], ranking: RankingSelection, debug: ((merged: number) => unknown) | null, placed: PlacedPin[] = []): string {
+    const pinned = parts.flatMap((part) => part.pinned ?? []);
     const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
@@ -143,40 +236,9 @@ export class SearchService {
       ...(p.kind === 'autocomplete' && p.mode ? { requested_mode: p.mode } : {}),
       index: p.index,
       suggestions: merged,
-      debug: null as unknown,
+      debug: debug === null ? null : debug(merged.length),
     };
-    if (p.debug || p.profile || p.benchmark) {
-      const done = performance.now();
-      const vector = mergeVectorDebug(parts);
-      body.debug = {
-        physical_index_id: physical.physical_index_id,
-        parts: physical.parts,
-        cache: useCache ? 'miss' : 'bypassed',
-        ...(vector ? { vector } : {}),
-        ranking: rankingDebug(ranking, parts, placed),
-        ...(p.profile
-          ? {
-              profile: {
-                resolve_ms: round(resolvedAt - started),
-                scatter_gather_ms: round(gathered - resolvedAt),
-                merge_ms: round(done - gathered),
-                parts: partTimes.sort((a, b) => a.part - b.part),
-                total_ms: round(done - started),
-              },
-            }
-          : {}),
-      };
-    }
-    const rest = JSON.stringify(body).slice(1);
-    if (useCache) {
-      if (this.cache.size >= MAX_CACHE_ENTRIES) {
-        // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
-        const oldest = this.cache.keys().next().value;
-        if (oldest !== undefined) this.cache.delete(oldest);
-      }
-      this.cache.set(cacheKey, rest);
-    }
-    return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
+    return JSON.stringify(body).slice(1);
   }
 
   /** Forget cached answers of one physical index (used when it is dropped or swapped). */
@@ -185,6 +247,18 @@ export class SearchService {
     this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
   }
 }
+
+/** The query as the shards take it (msgpack-encoded over gRPC, as is in process). */
+const payloadOf = (p: SearchParams, ranking: RankingSelection) => ({
+  query: p.query,
+  limit: p.limit,
+  ...(p.mode ? { mode: p.mode } : {}),
+  ...(p.filters !== undefined ? { filters: p.filters } : {}),
+  ...(ranking.payload ? { ranking: ranking.payload } : {}),
+  ...(p.debug ? { debug: true } : {}),
+  ...(p.vectorBackend ? { vector_backend: p.vectorBackend } : {}),
+  ...(p.benchmark ? { benchmark: true } : {}),
+});
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 

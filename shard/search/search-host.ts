@@ -63,8 +63,13 @@ export class SearchHost implements QueryHandler {
     apply(entry.engine, event);
   };
 
-  async query(ctx: QueryContext): Promise<unknown> {
-    const engine = await this.engineFor(ctx.store, ctx.ref);
+  /** Synchronous once the part's engine is loaded (the in-process hot path relies on it). */
+  query(ctx: QueryContext): unknown {
+    const engine = this.engineFor(ctx.store, ctx.ref);
+    return engine instanceof Promise ? engine.then((e) => this.run(e, ctx)) : this.run(engine, ctx);
+  }
+
+  private run(engine: SuggestEngine, ctx: QueryContext): unknown {
     const payload = (ctx.payload ?? {}) as Record<string, unknown>;
     switch (ctx.kind) {
       case 'typeahead':
@@ -85,6 +90,13 @@ export class SearchHost implements QueryHandler {
   indexStats(ctx: IndexContext): unknown {
     const engine = this.entries.get(keyOf(ctx.ref))?.engine;
     return engine ? { loaded: true, ...engine.stats() } : { loaded: false };
+  }
+
+  /** The partition's data was replaced (a copy arrived) or left this node: its engines are stale. */
+  forgetPartition(partition: number): void {
+    for (const [key, entry] of this.entries) if (entry.partition === partition) this.entries.delete(key);
+    this.stores.delete(partition);
+    rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
   }
 
   /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */
