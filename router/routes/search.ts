@@ -125,6 +125,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       path: '/v1/typeahead',
       operationId: 'typeahead',
       summary: 'Prefix suggestions for search-as-you-type',
+      description: 'Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.',
       tags,
       access: 'public',
       tenant: true,
@@ -147,7 +148,9 @@ export function searchRoutes(deps: RouterDeps): Route[] {
         '`vector_only` (nearest documents by embedding similarity), `hybrid` (union of lexical and vector candidates, score 0.8·lex/(lex+8) + 0.2·cosine), ' +
         '`fts_rerank` (lexical candidates re-ranked: score × (0.7 + 0.3·cosine)). Embeddings: the built-in hashed character n-gram embedder (256 dimensions, no download). ' +
         '`vector_backend`: `hnswlib` (default) or `usearch`; graphs are built in the background after the first vector query on an index and an exact scan answers until they are complete (`debug.vector.method`). ' +
-        '`user_id` needs a paid plan (403 `plan_required`).',
+        '`user_id` needs a paid plan (403 `plan_required`). ' +
+        'Synonyms of the index schema and merchandising rules apply (see IndexSchema and Merchandising); with `debug=true`, `debug.ranking` shows ' +
+        '`{config_version, synonyms: [{from, to, query, hits, kept}], rules: [{id, action, status: applied|disabled|not_started|ended|query_mismatch|not_on_typeahead, hidden?}], pins: [{id, rule, position}]}`.',
       tags,
       access: 'public',
       tenant: true,
