@@ -68,11 +68,13 @@ export class SearchService {
     const started = performance.now();
     const resolved = await this.data.resolve(p.tenant, p.index);
     const physical = resolved.physical;
+    // the index schema's `events` settings travel with the query (the shard has no schema)
+    const behavior = resolved.index.schema?.events as Record<string, unknown> | undefined;
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
     let cacheKey = '';
     if (useCache) {
       const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${p.query}`;
+      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${p.query}`;
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -82,7 +84,14 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const payload = pack({ query: p.query, limit: p.limit, ...(p.mode ? { mode: p.mode } : {}), ...(p.filters !== undefined ? { filters: p.filters } : {}) });
+    const payload = pack({
+      query: p.query,
+      limit: p.limit,
+      ...(p.mode ? { mode: p.mode } : {}),
+      ...(p.filters !== undefined ? { filters: p.filters } : {}),
+      ...(p.userId !== undefined ? { user_id: p.userId } : {}),
+      ...(behavior !== undefined ? { behavior } : {}),
+    });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
       const r = await api.query({ ref, kind: p.kind, payload });

@@ -62,6 +62,10 @@ export interface Config {
   /** HMAC key of presigned URLs and export links; when unset, one is generated and kept in the coordinator */
   signingSecret: string | undefined;
   plans: Record<PlanName, PlanLimits>;
+  /** engagement events per second per API key and router (token bucket refill) */
+  eventsPerSecond: number;
+  /** engagement events a key may send at once before the rate applies (token bucket size) */
+  eventsBurst: number;
   grpcPort: number;
   nodeId: string | undefined;
   memberTtlSeconds: number;
@@ -134,6 +138,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blobRetentionMs: 7 * 24 * 3_600_000,
     signingSecret: undefined,
     plans: DEFAULT_PLANS,
+    eventsPerSecond: 200,
+    eventsBurst: 1_000,
     grpcPort: 0,
     nodeId: undefined,
     memberTtlSeconds: 5,
@@ -163,5 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobStuckAfterMs: int(env.SUGGEST_JOB_STUCK_AFTER_MS, base.jobStuckAfterMs),
     sseHeartbeatMs: int(env.SUGGEST_SSE_HEARTBEAT_MS, base.sseHeartbeatMs),
     signingSecret: env.SUGGEST_SIGNING_SECRET || base.signingSecret,
+    eventsPerSecond: int(env.SUGGEST_EVENTS_PER_SECOND, base.eventsPerSecond),
+    eventsBurst: int(env.SUGGEST_EVENTS_BURST, base.eventsBurst),
   };
 }
