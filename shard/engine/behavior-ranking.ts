@@ -73,6 +73,23 @@ export interface DocumentSource {
 const saturate = (x: number, scale: number) => 1 - Math.exp(-x / scale);
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
+/**
+ * How much of the weight behind `shares` went to a document's concepts, in [0, 1]: the mean of
+ * the best brand share and the best category share (a shared brand and category count fully,
+ * either one alone half).
+ */
+function conceptAffinity(shares: ReadonlyMap<ConceptKey, number>, concepts: readonly ConceptKey[]): number {
+  if (shares.size === 0) return 0;
+  let brand = 0;
+  let category = 0;
+  for (const c of concepts) {
+    const s = shares.get(c) ?? 0;
+    if (c.startsWith('brand:')) brand = Math.max(brand, s);
+    else category = Math.max(category, s);
+  }
+  return Math.min(1, (brand + category) / 2);
+}
+
 /** Per-query state shared by every candidate of one request. */
 class QueryEvidence {
   readonly docs: Map<string, number>;
@@ -98,15 +115,11 @@ class QueryEvidence {
     const popularity = POPULARITY_WEIGHT * saturate(this.model.popularity(docId, this.now), POPULARITY_SCALE);
     const chosen = this.docs.get(docId) ?? 0;
     const query = this.total > 0 ? QUERY_WEIGHT * (chosen / this.total) * saturate(this.total, QUERY_SCALE) : 0;
-    let graphShare = 0;
-    for (const c of concepts) graphShare += this.concepts.get(c) ?? 0;
-    const graph = GRAPH_WEIGHT * Math.min(1, graphShare);
+    const graph = GRAPH_WEIGHT * conceptAffinity(this.concepts, concepts);
     let personal = 0;
     if (this.user && this.user.total > 0) {
       const own = this.user.docs.get(docId) ?? 0;
-      let conceptShare = 0;
-      for (const c of concepts) conceptShare += this.user.concepts.get(c) ?? 0;
-      personal = PERSONAL_DOC_WEIGHT * saturate(own, 1) + PERSONAL_CONCEPT_WEIGHT * Math.min(1, conceptShare);
+      personal = PERSONAL_DOC_WEIGHT * saturate(own, 1) + PERSONAL_CONCEPT_WEIGHT * conceptAffinity(this.user.concepts, concepts);
     }
     return { boost: r4(1 + popularity + query + graph + personal), popularity: r4(popularity), query: r4(query), graph: r4(graph), personal: r4(personal), injected };
   }
@@ -171,18 +184,19 @@ export function rankTypeahead(result: SuggestResult<TypeaheadSuggestion>, ctx: R
   const q = analyzeQuery(ctx.query);
   const key = q.words.map((w) => w.term).join(' ');
   const ev = new QueryEvidence(ctx.model, ctx.query, ctx.userId, now);
-  const top = Math.max(result.suggestions[0]?.score ?? 0, 1e-4);
   const byId = new Map<string, TypeaheadSuggestion>();
+  let top = 1e-4;
   for (const s of result.suggestions) {
     const scored = s.type === 'product' ? { ...s, score: r4(s.score * ev.signal(s.id, ctx.model.concepts(s.id), false).boost) } : { ...s };
     byId.set(s.id, scored);
+    top = Math.max(top, scored.score);
   }
-  // mined queries: the most typed one lands at the top of what the tables offer
+  // mined queries: the most typed one lands just above the best of what the tables offer
   const mined = ctx.model.minedCompletions(key, settings.minQueryCount, limit * 2).filter((m) => !settings.excludedQueries.has(m.key));
   const most = mined[0]?.count ?? 0;
   for (const m of mined) {
     const id = `q:${m.key}`;
-    const share = 0.5 + 0.5 * (Math.log1p(m.count) / Math.log1p(most));
+    const share = 0.5 + 0.55 * (Math.log1p(m.count) / Math.log1p(most));
     const score = r4(top * share * (m.key === key ? 1.25 : 1));
     const existing = byId.get(id);
     if (existing) existing.score = r4(existing.score + score);
