@@ -73,6 +73,8 @@ export interface Config {
 }
 
 const MB = 1024 * 1024;
+export const DEFAULT_EVENTS_PER_SECOND = 200;
+export const DEFAULT_EVENTS_BURST = 1_000;
 
 export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
   free: {
@@ -138,8 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blobRetentionMs: 7 * 24 * 3_600_000,
     signingSecret: undefined,
     plans: DEFAULT_PLANS,
-    eventsPerSecond: 200,
-    eventsBurst: 1_000,
+    eventsPerSecond: DEFAULT_EVENTS_PER_SECOND,
+    eventsBurst: DEFAULT_EVENTS_BURST,
     grpcPort: 0,
     nodeId: undefined,
     memberTtlSeconds: 5,

@@ -3,6 +3,7 @@
 // them per API key (token bucket, SUGGEST_EVENTS_PER_SECOND / SUGGEST_EVENTS_BURST) and sends
 // each to the shard part that holds its document, where it is appended to the part's event log
 // and learned from (shard/engine/behavior.ts). Public keys may send events: browsers do.
+import { DEFAULT_EVENTS_BURST, DEFAULT_EVENTS_PER_SECOND } from '../../node/runtime/config.js';
 import { fail, invalid, validationError, type ValidationIssue } from '../../node/runtime/errors.js';
 import { encodeEvents, type EngagementEvent, type EngagementType } from '../../node/runtime/engagement-event.js';
 import { partOf } from '../../node/runtime/hash.js';
@@ -37,7 +38,8 @@ export interface ClickResult {
 }
 
 export function eventRoutes(deps: RouterDeps): Route[] {
-  const limiter = new RateLimiter(deps.config.eventsPerSecond, deps.config.eventsBurst);
+  // built on first use: the route table is also built without a configuration (contract tests)
+  let limiter: RateLimiter | undefined;
   return [
     defineRoute({
       method: 'POST',
@@ -49,7 +51,7 @@ export function eventRoutes(deps: RouterDeps): Route[] {
         'and is stored with that document, then shapes ranking: document popularity, the documents chosen after a query, the brands and categories a query leads to (graph ranking), ' +
         'the user\'s affinity (used by autocomplete `user_id`, paid plans) and typeahead completions mined from the queries typed (index schema `events`). ' +
         'A single event on an unknown document answers 404 `document_not_found`; in a batch such events are ignored and listed. ' +
-        `Rate limited per API key: ${deps.config.eventsPerSecond} events per second with bursts of ${deps.config.eventsBurst} (configurable by SUGGEST_EVENTS_PER_SECOND and SUGGEST_EVENTS_BURST); ` +
+        `Rate limited per API key and router: ${DEFAULT_EVENTS_PER_SECOND} events per second with bursts of ${DEFAULT_EVENTS_BURST} by default (SUGGEST_EVENTS_PER_SECOND and SUGGEST_EVENTS_BURST); ` +
         'over it, 429 `rate_limited` with `Retry-After` (seconds). Public keys may send events.',
       tags: ['events'],
       access: 'public',
@@ -77,6 +79,7 @@ export function eventRoutes(deps: RouterDeps): Route[] {
           }
         });
 
+        limiter ??= new RateLimiter(deps.config.eventsPerSecond, deps.config.eventsBurst);
         const allowed = limiter.take(req.key?.id ?? 'anonymous', items.length);
         if (!allowed.ok) fail('rate_limited', { retry_after: allowed.retryAfterSeconds }, { headers: { 'Retry-After': String(allowed.retryAfterSeconds) } });
 
