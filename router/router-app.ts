@@ -8,6 +8,7 @@ import { metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 import { Auth } from './auth.js';
 import { SearchService } from './search-service.js';
+import { PredictService } from './predict-service.js';
 import { DataPlane } from './data-plane.js';
 import { DocumentLimits } from './document-limits.js';
 import { HttpServer } from './http-server.js';
@@ -33,6 +34,7 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const auth = new Auth(coordinator, config, metrics);
   const limits = new DocumentLimits(coordinator, data);
   const search = new SearchService(data, shards, metrics);
+  const predict = new PredictService(data, shards, metrics);
   const signer = await Signer.create(config, coordinator);
   const jobs = new JobService(coordinator, data, shards, signer, config, log);
   const events = new MetaHub();
@@ -47,6 +49,7 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
     auth,
     limits,
     search,
+    predict,
     metrics,
     log,
     nodeId,

@@ -11,6 +11,7 @@ import type { JobService } from './job-service.js';
 import type { Signer } from './signing.js';
 import type { MetaHub } from './sse.js';
 import type { SearchService } from './search-service.js';
+import type { PredictService } from './predict-service.js';
 
 /** The OpenAPI document, rendered once after every route is registered. */
 export interface Contract {
@@ -25,6 +26,7 @@ export interface RouterDeps {
   auth: Auth;
   limits: DocumentLimits;
   search: SearchService;
+  predict: PredictService;
   metrics: Metrics;
   log: Logger;
   nodeId: NodeId;

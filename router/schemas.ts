@@ -1,6 +1,7 @@
 // Shared TypeBox schemas of the HTTP contract: request bodies, views and error bodies. Field
 // names follow ARCHITECTURE.md "Contract decisions"; these schemas are both the validators and
 // the OpenAPI components (named ones become `#/components/schemas/<name>`).
+import { PREDICTION_TYPES } from '../node/runtime/predict-types.js';
 import { FormatRegistry, Type, type TSchema } from '@sinclair/typebox';
 import { ID_PATTERN } from '../node/runtime/ids.js';
 
@@ -192,7 +193,7 @@ export const FileSizeLimit = named(
   }),
 );
 
-export const PREDICTION_TYPES = ['destination', 'intent', 'product', 'category', 'content', 'workflow'] as const;
+export { PREDICTION_TYPES };
 export const PredictionType = Type.Union(PREDICTION_TYPES.map((t) => Type.Literal(t)));
 
 const ActionMapping = Type.Object({ target_field: Type.String({ minLength: 1 }), label_field: Type.String({ minLength: 1 }) });
@@ -461,55 +462,97 @@ export const AutocompleteResponse = suggestResponse('AutocompleteResponse', Auto
 
 export const PredictRequest = named(
   'PredictRequest',
-  Type.Object({
-    tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
-    index: Type.Optional(SearchIndex),
-    query: SearchText,
-    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 50, default: 5, description: 'Most alternatives returned.' })),
-    user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only.' })),
-    filters: Type.Optional(Filters),
-    context: Type.Optional(
-      Type.Object({
-        surface: Type.Optional(Type.String({ maxLength: 128 })),
-        page_type: Type.Optional(Type.String({ maxLength: 128 })),
-        locale: Type.Optional(Type.String({ maxLength: 64 })),
-        device: Type.Optional(Type.String({ maxLength: 64 })),
-      }),
-    ),
-    allowed_types: Type.Optional(Type.Array(PredictionType, { minItems: 1 })),
-    include: Type.Optional(
-      Type.Object({
-        alternatives: Type.Optional(Type.Boolean({ default: true })),
-        supporting_suggestions: Type.Optional(Type.Boolean({ default: true })),
-        debug: Type.Optional(Type.Boolean({ default: false })),
-      }),
-    ),
-  }),
+  Type.Object(
+    {
+      tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
+      index: Type.Optional(SearchIndex),
+      query: Type.String({ minLength: 1, maxLength: 512, description: 'Raw user input (required).' }),
+      limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, default: 5, description: 'Most alternatives returned (0 to 20, default 5).' })),
+      user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only (403 `plan_required`).' })),
+      filters: Type.Optional(Filters),
+      context: Type.Optional(
+        Type.Object(
+          {
+            surface: Type.Optional(Type.String({ maxLength: 128 })),
+            page_type: Type.Optional(Type.String({ maxLength: 128 })),
+            locale: Type.Optional(Type.String({ maxLength: 64 })),
+            device: Type.Optional(Type.String({ maxLength: 64 })),
+          },
+          { additionalProperties: false, description: 'Where the query was typed. Accepted and reported in debug; it does not change ranking yet.' },
+        ),
+      ),
+      allowed_types: Type.Optional(
+        Type.Array(PredictionType, {
+          minItems: 1,
+          maxItems: 6,
+          uniqueItems: true,
+          description: "Prediction types that may be returned. Default: the schema's predict.default_types, else every type.",
+        }),
+      ),
+      include: Type.Optional(
+        Type.Object(
+          {
+            alternatives: Type.Optional(Type.Boolean({ default: true, description: 'Return alternatives (default true).' })),
+            supporting_suggestions: Type.Optional(Type.Boolean({ default: true, description: 'Return the typeahead suggestions behind the prediction (default true, at most 10).' })),
+            debug: Type.Optional(Type.Boolean({ default: false, description: 'Return the debug object: every candidate with its features, log-odds and confidence (default false).' })),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
 );
 
-const PredictAction = Type.Object({ kind: Type.String(), target: Type.String(), method: Type.String() });
+const PredictAction = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('navigate'), Type.Literal('search'), Type.Literal('apply_filter'), Type.Literal('start_workflow')]),
+    target: Type.String({ description: 'A route (path and query string), or the value of the mapped target field.' }),
+    method: Type.Union([Type.Literal('GET'), Type.Literal('POST')], { description: 'GET for navigate, search and apply_filter; POST for start_workflow.' }),
+  },
+  {
+    description:
+      'navigate: the action_mappings target of the type when the document has it, else /products/{id}, /content/{id}, /pages/{id} or /brands/{slug}; ' +
+      'search: /search?q=... (intent); apply_filter: /search?filters={"category":[...]} (category); start_workflow: /workflows/{id} (workflow). Intent rules use their own target.',
+  },
+);
 const Confidence = Type.Number({ minimum: 0, maximum: 1 });
+const Entity = Type.Object({ id: Type.String(), object: Type.String({ description: 'product, document, brand, category, query, attribute or intent_rule' }) });
+const ReasonCodes = Type.Array(Type.String(), {
+  description:
+    'spell_corrected, intent_match, exact_match, prefix_match, word_match, partial_match, popular_suggestion, top_document, behavioral_boost, synonym, merchandised, personalized, action_mapping (see README).',
+});
 export const PredictResponse = named(
   'PredictResponse',
   Type.Object({
-    query: Type.String(),
+    took_ms: Type.Number(),
+    query: Type.String({ description: 'Effective (corrected) query.' }),
     original_query: Type.String(),
-    corrected_query: Type.Union([Type.String(), Type.Null()]),
+    normalized_query: Type.String(),
+    corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'null when unchanged' }),
     mode: Type.Literal('predict'),
-    prediction: Type.Union([
-      Type.Object({
-        type: PredictionType,
-        label: Type.String(),
-        action: PredictAction,
-        entity: Type.Object({ id: Type.String(), object: Type.String() }),
-        confidence: Confidence,
-        reason_codes: Type.Array(Type.String()),
-      }),
-      Type.Null(),
-    ]),
-    alternatives: Type.Array(Type.Object({ type: PredictionType, label: Type.String(), action: PredictAction, confidence: Confidence })),
-    supporting_suggestions: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), title: Type.String(), score: Confidence })),
-    debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    index: Type.String(),
+    prediction: Type.Union(
+      [
+        Type.Object({
+          type: PredictionType,
+          label: Type.String(),
+          action: PredictAction,
+          entity: Entity,
+          confidence: Type.Number({ minimum: 0, maximum: 1, description: 'Calibrated probability that this is the right prediction (see BENCHMARKS.md).' }),
+          reason_codes: ReasonCodes,
+        }),
+        Type.Null(),
+      ],
+      { description: 'null when nothing matches.' },
+    ),
+    alternatives: Type.Array(Type.Object({ type: PredictionType, label: Type.String(), action: PredictAction, entity: Entity, confidence: Confidence, reason_codes: ReasonCodes }), {
+      description: 'Up to `limit`, by decreasing confidence; empty when include.alternatives is false.',
+    }),
+    supporting_suggestions: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), title: Type.String(), score: Confidence }), {
+      description: 'Typeahead suggestions for the query (at most 10), score relative to the best one; empty when include.supporting_suggestions is false.',
+    }),
+    debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless include.debug is true.' }),
   }),
 );
 

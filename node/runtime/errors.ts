@@ -33,6 +33,7 @@ export const ERRORS = {
   tenant_exists: { http: 409, grpc: GrpcStatus.ALREADY_EXISTS, message: "Tenant '{tenant}' already exists." },
   document_limit: { http: 409, grpc: GrpcStatus.RESOURCE_EXHAUSTED, message: '{scope} document limit of {limit} reached ({count} stored, {adding} more requested); delete documents or raise the plan limit.' },
   conflict: { http: 409, grpc: GrpcStatus.ABORTED, message: '{reason}' },
+  predict_disabled: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, message: "Prediction is disabled for index '{index}' (its schema sets predict.enabled to false); enable it with PUT /v1/indexes/{index}/schema." },
   job_not_requeueable: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, message: "Job '{job}' is {status}; only a failed job can be requeued." },
   export_not_ready: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, message: "Export job '{job}' is {status}; its file can be downloaded once the job has succeeded." },
   upload_url_invalid: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, message: 'This upload URL is not valid ({reason}); ask for a new one with POST /v1/indexes/{index_id}/upload-url.' },

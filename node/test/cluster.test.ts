@@ -6,6 +6,7 @@ import { startLocalCluster, type LocalCluster } from '../runtime/process-harness
 import { registerApiSuite } from './api-suite.js';
 import { registerEventsSuite } from './events-suite.js';
 import { registerSearchSuite } from './search-suite.js';
+import { registerPredictSuite } from './predict-suite.js';
 import { ApiClient, waitFor } from './api-client.js';
 
 let cluster: LocalCluster;
@@ -19,6 +20,7 @@ afterAll(async () => {
 registerApiSuite('local cluster', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }));
 registerSearchSuite('search on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });
 registerEventsSuite('engagement events on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });
+registerPredictSuite('predict on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });
 
 describe('cluster crash behaviour', () => {
   it('keeps every acknowledged document when a shard node is SIGKILLed and restarted', async () => {

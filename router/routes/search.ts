@@ -1,10 +1,10 @@
 // Query surfaces: typeahead and autocomplete (GET and QUERY) answered by the search service
-// (scatter-gather over the index's parts), and predict (501 until the prediction capability).
+// (scatter-gather over the index's parts), and predict (router/predict-service.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { fail, invalid, validationError } from '../../node/runtime/errors.js';
+import { invalid, validationError } from '../../node/runtime/errors.js';
 import { issuesOf } from '../request-validator.js';
-import { defineRoute, type Req, type Route } from '../route.js';
+import { defineRoute, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
 import type { SearchKind } from '../search-service.js';
 import {
@@ -25,7 +25,6 @@ import { tenantOf } from './common.js';
 
 const tags = ['search'];
 const filtersCheck = TypeCompiler.Compile(Filters);
-const MISSING = 'Next-action prediction';
 
 const Flag = (description: string) => Type.Boolean({ default: false, description });
 const BypassHeader = Type.Object({ 'X-Bypass-Cache': Type.Optional(Type.String({ maxLength: 16, description: 'Any value skips cached responses.' })) });
@@ -62,12 +61,6 @@ export function parseFilters(raw: string | undefined): Static<typeof Filters> | 
   }
   if (!filtersCheck.Check(value)) throw validationError(issuesOf(filtersCheck, value, ['query', 'filters']));
   return value;
-}
-
-/** Checks that the index exists for the tenant, then answers 501. */
-async function pending(deps: RouterDeps, req: Req, index: string): Promise<never> {
-  await deps.data.resolve(tenantOf(req).id, index);
-  return fail('not_implemented', { feature: MISSING });
 }
 
 const bypassed = (flag: boolean, header: string | undefined) => flag || (header !== undefined && header !== '' && header !== '0' && header.toLowerCase() !== 'false');
@@ -156,17 +149,33 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       operationId: 'predict',
       summary: 'Predict the next action (Beta)',
       description:
-        'Required: `query`. Defaults: index `default`, limit 5 alternatives, include.alternatives and include.supporting_suggestions true, include.debug false. `user_id` needs a paid plan.',
+        'Beta. Required: `query`. Defaults: index `default`, limit 5 alternatives (0 to 20), include.alternatives true, include.supporting_suggestions true, ' +
+        "include.debug false, allowed_types = the schema's predict.default_types, else every type. An index whose schema sets predict.enabled to false answers " +
+        '409 `predict_disabled`; an index without a predict object predicts with every type. The query is normalized and spell-corrected like typeahead; ' +
+        'candidates come from the precomputed suggestion tables (brand -> destination, category -> category, phrases -> intent, products) and from document ' +
+        "retrieval (products, or the type a document declares in raw.predict_type), plus the schema's intent_rules. `confidence` is a calibrated probability " +
+        '(logistic model fitted on judged queries; see BENCHMARKS.md). `filters` restrict the documents considered; `context` is accepted and reported in debug. ' +
+        '`user_id` needs a paid plan (403 `plan_required`).',
       tags,
       beta: true,
       access: 'public',
       tenant: true,
       body: PredictRequest,
       response: { description: 'The primary prediction and alternatives.', schema: PredictResponse },
-      errors: ['index_not_found', 'plan_required', 'not_implemented', 'unavailable'],
+      errors: ['index_not_found', 'plan_required', 'predict_disabled', 'unavailable'],
       handler(req) {
         if (req.body.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
-        return pending(deps, req, req.body.index ?? 'default');
+        return deps.predict.predict({
+          tenant: tenantOf(req).id,
+          index: req.body.index ?? 'default',
+          query: req.body.query,
+          limit: req.body.limit,
+          userId: req.body.user_id,
+          filters: req.body.filters,
+          context: req.body.context,
+          allowedTypes: req.body.allowed_types,
+          include: req.body.include,
+        });
       },
     }),
   ];

@@ -16,6 +16,8 @@ import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
 import { typeahead } from './typeahead.js';
+import { predictCandidates, type PredictRequest } from './predict.js';
+import type { PredictPartResult } from '../../node/runtime/predict-types.js';
 import type { AutocompleteMode, AutocompleteRequest, AutocompleteResult, AutocompleteSuggestion, SuggestResult, TypeaheadRequest, TypeaheadSuggestion } from './types.js';
 import { HashedNgramEmbedder, cosine, type Embedder } from './embedder.js';
 
@@ -245,6 +247,11 @@ export class SuggestEngine {
       };
     });
     return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, mode, suggestions };
+  }
+
+  /** Predict candidates of every type from the suggestion tables and document retrieval. */
+  predict(req: PredictRequest): PredictPartResult {
+    return predictCandidates(this, req);
   }
 
   /**

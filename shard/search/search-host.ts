@@ -16,6 +16,7 @@ import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
 import { behaviorSettings, rankAutocomplete, rankTypeahead } from '../engine/behavior-ranking.js';
 import { docFields } from '../engine/doc-fields.js';
 import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
+import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { AUTOCOMPLETE_MODES, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
@@ -94,6 +95,25 @@ export class SearchHost implements QueryHandler {
         const result = engine.autocomplete({ ...req, limit: MAX_LIMIT });
         const suggestions = rankAutocomplete(result.suggestions, engine, { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
         return { ...result, suggestions };
+      }
+      case 'predict': {
+        const req = predictRequest(payload);
+        if (!learned) return engine.predict(req);
+        // the same behaviour ranking under predict's candidate sources; a document whose score
+        // engagement did not change carries no behaviour signal (no `behavioral_boost` reason)
+        const ctxFor = (query: string) => ({ model: behavior, query, userId, settings });
+        return predictCandidates(
+          {
+            typeahead: (r) => rankTypeahead(engine.typeahead(r), ctxFor(r.query), r.limit ?? 10),
+            autocomplete: (r) => {
+              const result = engine.autocomplete({ ...r, limit: MAX_LIMIT });
+              const ranked = rankAutocomplete(result.suggestions, engine, ctxFor(r.query), r.limit ?? 10, !r.filters);
+              return { ...result, suggestions: ranked.map((s) => (s.metadata.behavior && s.metadata.behavior.boost <= 1 ? { ...s, metadata: { ...s.metadata, behavior: undefined } } : s)) };
+            },
+            get: (id) => engine.get(id),
+          },
+          req,
+        );
       }
       default:
         return fail('not_implemented', { feature: `Query kind '${ctx.kind}'` });
@@ -265,6 +285,26 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
   if (payload.filters !== undefined && payload.filters !== null) {
     const checked = validateFilters(payload.filters);
     if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['query', ...p.loc] })));
+    req.filters = checked.filters;
+  }
+  return req;
+}
+
+function predictRequest(payload: Record<string, unknown>): PredictRequest {
+  const req: PredictRequest = { query: queryOf(payload) };
+  if (payload.candidates !== undefined) {
+    const n = payload.candidates;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 50) invalid(['body', 'candidates'], 'candidates must be an integer from 1 to 50', 'value_error.range');
+    req.candidates = n;
+  }
+  if (payload.fields !== undefined) {
+    const f = payload.fields;
+    if (!Array.isArray(f) || f.length > 32 || f.some((x) => typeof x !== 'string' || x.length === 0 || x.length > 128)) invalid(['body', 'fields'], 'fields must be at most 32 field names', 'value_error');
+    req.fields = f as string[];
+  }
+  if (payload.filters !== undefined && payload.filters !== null) {
+    const checked = validateFilters(payload.filters);
+    if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['body', 'filters', ...p.loc.slice(1)] })));
     req.filters = checked.filters;
   }
   return req;
