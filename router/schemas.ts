@@ -4,6 +4,7 @@
 import { PREDICTION_TYPES } from '../node/runtime/predict-types.js';
 import { FormatRegistry, Type, type TSchema } from '@sinclair/typebox';
 import { ID_PATTERN } from '../node/runtime/ids.js';
+import { DEFAULT_BOOST, DEFAULT_BURY, MERCH_LIMITS, RULE_ACTIONS, SYNONYM_LIMITS } from './ranking-config.js';
 
 /** Schemas published as named OpenAPI components, by identity. */
 export const NAMED_SCHEMAS = new Map<TSchema, string>();
@@ -27,6 +28,8 @@ export function hasControlChar(s: string): boolean {
 
 FormatRegistry.Set('doc-id', (v) => v.length > 0 && !hasControlChar(v) && Buffer.byteLength(v, 'utf8') <= MAX_DOC_ID_BYTES);
 FormatRegistry.Set('hostname', (v) => /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v));
+// RFC 3339 date-time with a zone (what JSON clients send): 2026-11-23T18:00:00Z, ...+01:00
+FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && Number.isFinite(Date.parse(v)));
 FormatRegistry.Set('http-url', (v) => {
   try {
     const u = new URL(v);
@@ -239,19 +242,92 @@ export const EventsConfig = named(
   ),
 );
 
+const SynonymTerm = Type.String({ minLength: 1, maxLength: SYNONYM_LIMITS.termLength, description: `A word or phrase of up to ${SYNONYM_LIMITS.wordsPerTerm} words.` });
+
+export const SynonymEntry = named(
+  'SynonymEntry',
+  Type.Union(
+    [
+      Type.Array(SynonymTerm, { minItems: 2, maxItems: SYNONYM_LIMITS.termsPerEntry, description: 'Equivalent terms, two-way: ["tv", "television"].' }),
+      Type.Object(
+        { from: SynonymTerm, to: Type.Union([SynonymTerm, Type.Array(SynonymTerm, { minItems: 1, maxItems: SYNONYM_LIMITS.termsPerEntry })]) },
+        { additionalProperties: false, description: 'One-way: a query with `from` also finds documents with `to`, not the reverse.' },
+      ),
+    ],
+    {
+      description:
+        'Autocomplete searches each synonym reading of the query (one phrase replaced, longest match first, at most 8 readings) beside the query as typed; ' +
+        'documents found only through a synonym score x0.85 and carry `metadata.synonym: {from, to}`. Typeahead does not expand synonyms.',
+    },
+  ),
+);
+
 export const IndexSchema = named(
   'IndexSchema',
   Type.Object(
-    { predict: Type.Optional(PredictConfig), events: Type.Optional(EventsConfig) },
-    { description: 'Stored and returned as sent; `predict` and `events` are checked. Other keys (synonyms, ...) are kept.' },
+    {
+      predict: Type.Optional(PredictConfig),
+      synonyms: Type.Optional(Type.Array(SynonymEntry, { maxItems: SYNONYM_LIMITS.entries, description: `At most ${SYNONYM_LIMITS.entries} entries.` })),
+      events: Type.Optional(EventsConfig),
+    },
+    { description: 'Stored and returned as sent; `predict`, `synonyms` and `events` are checked, other keys are kept.' },
+  ),
+);
+
+const RuleValue = Type.Union([Type.String({ maxLength: MERCH_LIMITS.valueLength }), Type.Number(), Type.Boolean()]);
+
+export const MerchandisingRule = named(
+  'MerchandisingRule',
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1, maxLength: MERCH_LIMITS.ruleIdLength, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$', description: 'Unique within the index; shown in `metadata.merchandised` and `debug.ranking`.' }),
+      action: Type.Union(
+        RULE_ACTIONS.map((a) => Type.Literal(a)),
+        { description: 'pin: place at `position`; boost / bury: multiply the score by `factor`; hide: never suggest.' },
+      ),
+      target: Type.Object(
+        {
+          ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: MAX_DOC_ID_BYTES }), { minItems: 1, maxItems: MERCH_LIMITS.targetIds, description: 'Document ids (a pin places them in this order).' })),
+          field: Type.Optional(
+            Type.String({ minLength: 1, maxLength: MERCH_LIMITS.fieldLength, description: 'title, desc, manufacturer (or brand), id, or a raw attribute (`category` or `raw.category`).' }),
+          ),
+          values: Type.Optional(Type.Array(RuleValue, { minItems: 1, maxItems: MERCH_LIMITS.targetValues, description: 'Exact values, compared as filters compare them (text case- and accent-insensitive, numbers by value).' })),
+        },
+        { additionalProperties: false, description: 'Either `ids`, or `field` and `values`. A pin by attribute places the best match of the query having the attribute.' },
+      ),
+      position: Type.Optional(Type.Integer({ minimum: 1, maximum: MERCH_LIMITS.maxPosition, description: 'pin only: 1 = first suggestion; several ids take the positions that follow.' })),
+      factor: Type.Optional(
+        Type.Number({ minimum: MERCH_LIMITS.minFactor, maximum: MERCH_LIMITS.maxFactor, description: `boost: more than 1 (default ${DEFAULT_BOOST}); bury: less than 1 (default ${DEFAULT_BURY}).` }),
+      ),
+      when: Type.Optional(
+        Type.Object(
+          {
+            query: Type.Optional(Type.String({ minLength: 1, maxLength: MERCH_LIMITS.whenLength, description: 'The whole query, compared after normalization (case, accents, spacing).' })),
+            contains: Type.Optional(Type.String({ minLength: 1, maxLength: MERCH_LIMITS.whenLength, description: 'Words the query contains, in a row, as whole words.' })),
+          },
+          { additionalProperties: false, description: 'Absent: every query. With both keys both must hold.' },
+        ),
+      ),
+      enabled: Type.Optional(Type.Boolean({ description: 'Default true.' })),
+      starts_at: Type.Optional(Type.String({ format: 'date-time', description: 'The rule applies from this instant (default: always).' })),
+      ends_at: Type.Optional(Type.String({ format: 'date-time', description: 'The rule no longer applies from this instant.' })),
+    },
+    { additionalProperties: false },
   ),
 );
 
 export const Merchandising = named(
   'Merchandising',
-  Type.Record(Type.String(), Type.Array(Type.Record(Type.String(), Type.Unknown())), {
-    description: 'An object of rule lists (for example pins, boosts, buries, hides), stored and returned as sent.',
-  }),
+  Type.Object(
+    { rules: Type.Optional(Type.Array(MerchandisingRule, { maxItems: MERCH_LIMITS.rules, description: `At most ${MERCH_LIMITS.rules} rules.` })) },
+    {
+      additionalProperties: false,
+      description:
+        'Merchandising rules of autocomplete. Boost, bury and hide act while each index part scores (a boosted document can enter the top results); pins are placed after the parts are merged, ' +
+        'so they hold for an index in several parts. A pinned document is shown even when it does not match the query, but never when it fails the request filters or a hide rule matches it (hide wins). ' +
+        'Typeahead honours hide rules only (its product suggestions). Affected suggestions carry `metadata.merchandised: [{id, action, factor|position}]`; `debug=true` adds `debug.ranking`.',
+    },
+  ),
 );
 
 // ---------------------------------------------------------------- jobs

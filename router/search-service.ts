@@ -9,7 +9,9 @@ import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
+import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
@@ -39,6 +41,8 @@ interface PartResult {
   corrected_query: string | null;
   mode?: string;
   suggestions: Suggestion[];
+  pinned?: PinnedSuggestion<Suggestion>[];
+  ranking?: PartRankingReport;
 }
 
 const MAX_CACHE_ENTRIES = 100_000;
@@ -49,6 +53,7 @@ export class SearchService {
   private readonly caching: boolean;
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
+  private readonly ranking = new RankingConfig();
 
   constructor(
     private readonly data: DataPlane,
@@ -68,13 +73,14 @@ export class SearchService {
     const started = performance.now();
     const resolved = await this.data.resolve(p.tenant, p.index);
     const physical = resolved.physical;
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     // the index schema's `events` settings travel with the query (the shard has no schema)
     const behavior = resolved.index.schema?.events as Record<string, unknown> | undefined;
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
     let cacheKey = '';
     if (useCache) {
       const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${p.query}`;
+      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -91,6 +97,8 @@ export class SearchService {
       ...(p.filters !== undefined ? { filters: p.filters } : {}),
       ...(p.userId !== undefined ? { user_id: p.userId } : {}),
       ...(behavior !== undefined ? { behavior } : {}),
+      ...(ranking.payload ? { ranking: ranking.payload } : {}),
+      ...(p.debug ? { debug: true } : {}),
     });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
@@ -99,7 +107,9 @@ export class SearchService {
       return unpack(r.result) as PartResult;
     });
     const gathered = performance.now();
-    const merged = merge(parts, p.limit);
+    const pinned = parts.flatMap((part) => part.pinned ?? []);
+    const placed: PlacedPin[] = [];
+    const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
     const body = {
@@ -119,6 +129,7 @@ export class SearchService {
         physical_index_id: physical.physical_index_id,
         parts: physical.parts,
         cache: useCache ? 'miss' : 'bypassed',
+        ranking: rankingDebug(ranking, parts, placed),
         ...(p.profile
           ? {
               profile: {

@@ -1,6 +1,7 @@
 // Typeahead and autocomplete end to end against a real single-node process.
 import { afterAll, beforeAll } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
+import { registerRankingSuite } from './ranking-suite.js';
 import { registerSearchSuite } from './search-suite.js';
 
 let node: SingleNode;
@@ -13,3 +14,5 @@ afterAll(async () => {
 
 registerSearchSuite('search on a single node', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 1 });
 registerSearchSuite('search on a single node, index in 3 parts', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 3 });
+registerRankingSuite('synonyms and merchandising on a single node', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 1 });
+registerRankingSuite('synonyms and merchandising on a single node, index in 3 parts', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 3 });

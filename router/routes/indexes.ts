@@ -10,9 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { unpack } from 'msgpackr';
 import type { IndexRecord, PhysicalIndexRecord } from '../../coordinator/coordinator.js';
-import { fail } from '../../node/runtime/errors.js';
+import { fail, validationError } from '../../node/runtime/errors.js';
 import { IndexId, PhysicalIndexId } from '../../node/runtime/ids.js';
 import type { ResolvedIndex } from '../data-plane.js';
+import { checkMerchandising, checkSynonyms } from '../ranking-config.js';
 import { defineRoute, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
 import {
@@ -370,7 +371,9 @@ export function indexRoutes(deps: RouterDeps): Route[] {
       path: '/v1/indexes/{index_id}/schema',
       operationId: 'putIndexSchema',
       summary: 'Replace the index schema',
-      description: 'Stored and returned as sent. The `predict` object is validated: enabled (boolean), default_types and rule types from destination|intent|product|category|content|workflow, action_mappings type -> {target_field, label_field}, intent_rules [{intent, match_terms, target, label, type}].',
+      description:
+        'Stored and returned as sent. The `predict` object is validated: enabled (boolean), default_types and rule types from destination|intent|product|category|content|workflow, action_mappings type -> {target_field, label_field}, intent_rules [{intent, match_terms, target, label, type}]. ' +
+        '`synonyms` is validated (see SynonymEntry) and applies to the next autocomplete query.',
       tags,
       access: 'private',
       tenant: true,
@@ -383,6 +386,8 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const target = await data.resolve(t.id, req.params.index_id);
         assertWritable(target, req.params.index_id);
         const schema = req.body as Record<string, unknown>;
+        const issues = checkSynonyms(schema);
+        if (issues.length > 0) throw validationError(issues);
         const rec = await coordinator.updateIndex(t.id, target.index.index_id, (r) => ({ ...r, schema, updated_at: nowIso() }));
         data.remember(rec, t.id, rec.index_id);
         return rec.schema;
@@ -411,7 +416,8 @@ export function indexRoutes(deps: RouterDeps): Route[] {
       path: '/v1/indexes/{index_id}/merchandising',
       operationId: 'putMerchandising',
       summary: 'Replace the merchandising configuration (paid plans)',
-      description: 'An object of rule lists, stored and returned as sent. 403 `plan_required` on plans without merchandising.',
+      description:
+        '`{rules: [...]}` (see Merchandising), validated (422 names the rule and field at fault), stored and returned as sent; the next query applies it. 403 `plan_required` on plans without merchandising.',
       tags,
       access: 'private',
       tenant: true,
@@ -425,6 +431,8 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const target = await data.resolve(t.id, req.params.index_id);
         assertWritable(target, req.params.index_id);
         const merchandising = req.body as Record<string, unknown>;
+        const issues = checkMerchandising(merchandising);
+        if (issues.length > 0) throw validationError(issues);
         const rec = await coordinator.updateIndex(t.id, target.index.index_id, (r) => ({ ...r, merchandising, updated_at: nowIso() }));
         data.remember(rec, t.id, rec.index_id);
         return rec.merchandising;

@@ -112,7 +112,7 @@ describe('auth matrix', () => {
 
   it('gates paid features with 403 plan_required', async () => {
     expect((await r.call('POST', '/v1/indexes', { key: free.priv, body: { index_id: 'default', name: 'x' } })).status).toBe(200);
-    const merch = await r.call<Err>('PUT', '/v1/indexes/default/merchandising', { key: free.priv, body: { pins: [] } });
+    const merch = await r.call<Err>('PUT', '/v1/indexes/default/merchandising', { key: free.priv, body: { rules: [] } });
     expect(merch.status).toBe(403);
     expect(merch.body.code).toBe('plan_required');
     const integ = await r.call<Err>('GET', '/v1/integrations', { key: free.priv });
@@ -124,7 +124,7 @@ describe('auth matrix', () => {
     const anonymous = await r.call<Err>('GET', '/v1/autocomplete?query=tv', { key: free.pub });
     expect(anonymous.status).toBe(501);
     expect((await r.call('GET', '/v1/integrations', { key: a.priv })).status).toBe(501);
-    expect((await r.call('PUT', '/v1/indexes/default/merchandising', { key: a.priv, body: { pins: [] } })).status).toBe(200);
+    expect((await r.call('PUT', '/v1/indexes/default/merchandising', { key: a.priv, body: { rules: [] } })).status).toBe(200);
   });
 
   it('a revoked key stops working at once; a new key works at once', async () => {

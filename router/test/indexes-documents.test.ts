@@ -120,15 +120,18 @@ describe('indexes and documents', () => {
     expect((await r.call('GET', '/v1/indexes/products/schema', { key: a.priv })).body).toEqual(schema);
   });
 
-  it('stores merchandising as sent and validates it as rule lists', async () => {
+  it('stores merchandising rules as sent and validates them', async () => {
     expect((await r.call('GET', '/v1/indexes/products/merchandising', { key: a.priv })).body).toEqual({});
-    const rules = { pins: [{ query: 'tv', id: 'sku-0001', position: 1 }], boosts: [] };
+    const rules = { rules: [{ id: 'tv-pin', action: 'pin', target: { ids: ['sku-0001'] }, position: 1, when: { query: 'tv' } }] };
     const put = await r.call('PUT', '/v1/indexes/products/merchandising', { key: a.priv, body: rules });
     expect(put.status).toBe(200);
     expect((await r.call('GET', '/v1/indexes/products/merchandising', { key: a.priv })).body).toEqual(rules);
-    const bad = await r.call<{ detail: Issue[] }>('PUT', '/v1/indexes/products/merchandising', { key: a.priv, body: { pins: 'all' } });
+    const bad = await r.call<{ detail: Issue[] }>('PUT', '/v1/indexes/products/merchandising', { key: a.priv, body: { rules: 'all' } });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail[0]!.loc).toEqual(['body', 'pins']);
+    expect(bad.body.detail[0]!.loc).toEqual(['body', 'rules']);
+    const synonyms = await r.call<{ detail: Issue[] }>('PUT', '/v1/indexes/products/schema', { key: a.priv, body: { synonyms: [['tv', '']] } });
+    expect(synonyms.status).toBe(422);
+    expect(synonyms.body.detail[0]!.loc.slice(0, 3)).toEqual(['body', 'synonyms', 0]);
   });
 
   it('refuses invalid documents whole, with a loc per document, and writes nothing', async () => {

@@ -12,6 +12,7 @@ import { displayFields, docFields } from './doc-fields.js';
 import { decodeSegments, encodeSegments, ENGINE_FORMAT_VERSION } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
 import { lexicalSearch, type LexicalHit } from './lexical-search.js';
+import { RankingRules } from './ranking-rules.js';
 import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
@@ -89,6 +90,9 @@ const CORRECTED_FACTOR = 0.5;
 /** Lexical candidates re-ranked in fts_rerank, and the weight of similarity in their score. */
 const RERANK_POOL = 50;
 const RERANK_WEIGHT = 0.3;
+
+/** Typeahead suggestions fetched beyond the limit when hide rules may remove some. */
+const HIDE_SPARE = 10;
 
 export const MAX_LIMIT = 50;
 export const DEFAULT_LIMIT = 10;
@@ -184,7 +188,13 @@ export class SuggestEngine {
 
   typeahead(req: TypeaheadRequest): SuggestResult<TypeaheadSuggestion> {
     const snap = this.snapshot();
-    return typeahead(snap, this.corrector('suggestive'), req.query, clampLimit(req.limit));
+    const limit = clampLimit(req.limit);
+    const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
+    if (!rules.active) return typeahead(snap, this.corrector('suggestive'), req.query, limit);
+    // typeahead honours hide rules only (products it lists); a few spare suggestions fill the gaps
+    const result = typeahead(snap, this.corrector('suggestive'), req.query, limit + HIDE_SPARE);
+    const suggestions = result.suggestions.filter((s) => s.type !== 'product' || !rules.hidden(snap, s.id)).slice(0, limit);
+    return { ...result, suggestions };
   }
 
   autocomplete(req: AutocompleteRequest): AutocompleteResult {
@@ -201,7 +211,8 @@ export class SuggestEngine {
     let corrected: string[] | null = null;
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
-    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}) };
+    const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
+    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions() };
     let result = lexicalSearch(snap, q, options);
     if (corrected) {
       // The corrected reading competes with the query as typed (whose own typo matching is
@@ -219,6 +230,7 @@ export class SuggestEngine {
       const hits = [...best.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, poolSize);
       result = { hits, total: Math.max(result.total, alt.total), words: result.words };
     }
+    result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeQuery(text + (lastIsPrefix ? '' : ' ')), options), poolSize);
     if (mode === 'fts_rerank' && result.hits.length > 0) {
       // a per-document factor keeps scores comparable across parts
       const [qv] = this.embedder.embed([(corrected ?? words).join(' ')]);
@@ -227,31 +239,30 @@ export class SuggestEngine {
       hits.sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord);
       result = { ...result, hits: hits.slice(0, limit) };
     }
-    const suggestions: AutocompleteSuggestion[] = result.hits.map((h) => {
-      const seg = snap.segments[h.segment] as Segment;
-      const doc = seg.document(h.ord);
-      const fields = docFields(doc);
-      const d = displayFields(doc, fields);
-      return {
-        id: doc.id,
-        type: 'product',
-        title: doc.title,
-        subtitle: d.subtitle,
-        description: d.description,
-        url: d.url,
-        image: d.image,
-        price: d.price,
-        currency: d.currency,
-        score: Math.round(h.score * 1e4) / 1e4,
-        metadata: { concepts: d.concepts, matched_words: h.matched, typos: h.typos },
-      };
+    const suggestions = result.hits.map((h) => {
+      const s = renderSuggestion(snap, h.segment, h.ord, h.score, h);
+      if (rules.active) Object.assign(s.metadata, rules.marks(snap, h));
+      return s;
     });
-    return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, mode, suggestions };
+    const out: AutocompleteResult = { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, mode, suggestions };
+    if (rules.active) {
+      const pinned = rules.pinned(snap, options.filters, (seg, ord, score) => renderSuggestion(snap, seg, ord, score, null), (spec) => lexicalSearch(snap, q, { ...options, limit: 1, filters: spec }).hits[0] ?? null);
+      if (pinned.length > 0) out.pinned = pinned;
+      if (req.debug) out.ranking = rules.debugReport();
+    }
+    return out;
   }
 
   /** Predict candidates of every type from the suggestion tables and document retrieval. */
   predict(req: PredictRequest): PredictPartResult {
     return predictCandidates(this, req);
+  }
+
+  /** Whether the hide rules of `ranking` keep document `id` out of suggestions (asked before behaviour ranking adds one). */
+  hiddenBy(ranking: AutocompleteRequest['ranking'], id: string): boolean {
+    if (!ranking) return false;
+    const rules = new RankingRules(ranking);
+    return rules.active && rules.hidden(this.snapshot(), id);
   }
 
   /**
@@ -426,6 +437,27 @@ export class SuggestEngine {
     this.snapshotCache = null;
     return builder.build();
   }
+}
+
+/** One suggestion object of autocomplete for a document (`hit` null: a pinned document the query may not match). */
+function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, score: number, hit: LexicalHit | null): AutocompleteSuggestion {
+  const seg = snap.segments[segment] as Segment;
+  const doc = seg.document(ord);
+  const fields = docFields(doc);
+  const d = displayFields(doc, fields);
+  return {
+    id: doc.id,
+    type: 'product',
+    title: doc.title,
+    subtitle: d.subtitle,
+    description: d.description,
+    url: d.url,
+    image: d.image,
+    price: d.price,
+    currency: d.currency,
+    score: Math.round(score * 1e4) / 1e4,
+    metadata: { concepts: d.concepts, matched_words: hit?.matched ?? 0, typos: hit?.typos ?? 0 },
+  };
 }
 
 function clampLimit(limit: number | undefined): number {

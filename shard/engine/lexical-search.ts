@@ -63,6 +63,11 @@ export interface LexicalOptions {
   requireAll?: boolean;
   /** collection statistics shared by several parts, for comparable scores */
   stats?: CollectionStats;
+  /**
+   * Per-segment document score factor (merchandising boost/bury; 0 leaves the document out),
+   * applied before the top-k cut; null for a segment without affected documents.
+   */
+  docFactor?: (seg: Segment) => ((ord: number) => number) | null;
 }
 
 export interface LexicalHit {
@@ -270,6 +275,7 @@ function searchSegment(
   const pos = snapshot.u16(D * n);
   const filterState = snapshot.i8(D); // 0 unknown, 1 pass, -1 fail
   const predicate: DocPredicate | null = options.filters ? compileFilters(options.filters, seg) : null;
+  const docFactor = options.docFactor?.(seg) ?? null;
   const touched: number[] = [];
   const wordTouched: number[] = [];
   const tomb = seg.tombstones;
@@ -357,7 +363,8 @@ function searchSegment(
       if (weak > 0) score *= Math.pow(DESC_ONLY_FACTOR, weak);
       score *= proximity(pos, D, d, n);
       score *= 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
-      top.offer(segIndex, d, score, m, typos[d] as number);
+      const f = docFactor === null ? 1 : docFactor(d);
+      if (f > 0) top.offer(segIndex, d, score * f, m, typos[d] as number);
     }
     total[d] = 0;
     typos[d] = 0;

@@ -3,6 +3,8 @@
 import type { FilterSpec } from './filters.js';
 import type { CollectionStats } from './index-snapshot.js';
 import type { SuggestionType } from './suggestion-miner.js';
+import type { PinnedSuggestion, RankingPayload } from '../../node/runtime/ranking-payload.js';
+import type { MerchandisedMark, RankingReport } from './ranking-rules.js';
 
 export type { SuggestionType } from './suggestion-miner.js';
 export type { FilterSpec } from './filters.js';
@@ -15,6 +17,8 @@ export interface TypeaheadRequest {
   query: string;
   /** 1 to 50, default 10 */
   limit?: number;
+  /** the index's synonyms and merchandising rules that apply to this query (typeahead: hides only) */
+  ranking?: RankingPayload | null;
 }
 
 export interface AutocompleteRequest {
@@ -27,6 +31,10 @@ export interface AutocompleteRequest {
   mode?: AutocompleteMode;
   /** collection statistics of the whole index, to score every part on one scale */
   stats?: CollectionStats;
+  /** the index's synonyms and merchandising rules that apply to this query */
+  ranking?: RankingPayload | null;
+  /** add `ranking` (what the rules did) to the result */
+  debug?: boolean;
 }
 
 export interface TypeaheadSuggestion {
@@ -55,6 +63,10 @@ export interface AutocompleteSuggestion {
     typos: number;
     /** how engagement changed the score; present once the index part has events */
     behavior?: BehaviorSignal;
+    /** found only through this synonym of a query word */
+    synonym?: { from: string; to: string };
+    /** merchandising rules that acted on the suggestion */
+    merchandised?: MerchandisedMark[];
   };
 }
 
@@ -80,4 +92,8 @@ export interface SuggestResult<S> {
 export interface AutocompleteResult extends SuggestResult<AutocompleteSuggestion> {
   /** the mode actually used */
   mode: AutocompleteMode;
+  /** pinned documents this part holds (the router places them after merging the parts) */
+  pinned?: PinnedSuggestion<AutocompleteSuggestion>[];
+  /** what synonyms and rules did in this part (debug only) */
+  ranking?: RankingReport;
 }

@@ -13,11 +13,12 @@ import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { decodeEvent, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
-import { behaviorSettings, rankAutocomplete, rankTypeahead } from '../engine/behavior-ranking.js';
+import { behaviorSettings, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
 import { docFields } from '../engine/doc-fields.js';
 import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
+import { parseRankingPayload } from '../engine/ranking-rules.js';
 import { AUTOCOMPLETE_MODES, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
@@ -93,7 +94,7 @@ export class SearchHost implements QueryHandler {
         // a wider lexical pool, so that behaviour can lift documents from below the cut
         const limit = req.limit ?? 10;
         const result = engine.autocomplete({ ...req, limit: MAX_LIMIT });
-        const suggestions = rankAutocomplete(result.suggestions, engine, { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
+        const suggestions = rankAutocomplete(result.suggestions, visible(engine, req.ranking), { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
         return { ...result, suggestions };
       }
       case 'predict': {
@@ -107,7 +108,7 @@ export class SearchHost implements QueryHandler {
             typeahead: (r) => rankTypeahead(engine.typeahead(r), ctxFor(r.query), r.limit ?? 10),
             autocomplete: (r) => {
               const result = engine.autocomplete({ ...r, limit: MAX_LIMIT });
-              const ranked = rankAutocomplete(result.suggestions, engine, ctxFor(r.query), r.limit ?? 10, !r.filters);
+              const ranked = rankAutocomplete(result.suggestions, visible(engine, r.ranking), ctxFor(r.query), r.limit ?? 10, !r.filters);
               return { ...result, suggestions: ranked.map((s) => (s.metadata.behavior && s.metadata.behavior.boost <= 1 ? { ...s, metadata: { ...s.metadata, behavior: undefined } } : s)) };
             },
             get: (id) => engine.get(id),
@@ -251,6 +252,11 @@ export class SearchHost implements QueryHandler {
   }
 }
 
+/** The live documents that hide rules let through: what behaviour ranking may add to a list. */
+function visible(engine: SuggestEngine, ranking: AutocompleteRequest['ranking']): DocumentSource {
+  return { get: (id) => (engine.hiddenBy(ranking, id) ? null : engine.get(id)) };
+}
+
 /** Applies a change; events with a sequence number below `eventsFrom` were already replayed from the log. */
 function apply(engine: SuggestEngine, behavior: BehaviorModel, event: ChangeEvent, eventsFrom: number): void {
   if (event.type === 'upsert' && event.documents) engine.upsert(event.documents.map((d) => decodeDocument(d.body)));
@@ -273,11 +279,11 @@ function queryOf(payload: Record<string, unknown>): string {
 }
 
 function typeaheadRequest(payload: Record<string, unknown>): TypeaheadRequest {
-  return { query: queryOf(payload), limit: limitOf(payload) };
+  return { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking) };
 }
 
 function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequest {
-  const req: AutocompleteRequest = { query: queryOf(payload), limit: limitOf(payload) };
+  const req: AutocompleteRequest = { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking), debug: payload.debug === true };
   if (payload.mode !== undefined) {
     if (!AUTOCOMPLETE_MODES.includes(payload.mode as AutocompleteMode)) invalid(['query', 'mode'], `mode must be one of ${AUTOCOMPLETE_MODES.join(', ')}`, 'value_error.enum');
     req.mode = payload.mode as AutocompleteMode;
