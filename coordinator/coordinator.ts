@@ -99,11 +99,48 @@ export interface MemberRecord {
   started_at: string;
 }
 
+/**
+ * A replica change in progress: `to` receives a snapshot of the partition from its primary and
+ * then every write, and joins the replica list (in the place of `replaces`, or appended when null)
+ * when it has caught up. See coordinator/placement-planner.ts.
+ */
+export interface PartitionMove {
+  partition: number;
+  to: NodeId;
+  replaces: NodeId | null;
+  started_at: string;
+}
+
 /** Partition -> nodes. `nodes[p][0]` is the primary of partition p, the rest followers. */
 export interface PlacementTable {
   epoch: number;
   partitions: number;
   nodes: NodeId[][];
+  /** replica changes in progress (absent in tables written before moves existed) */
+  moves?: PartitionMove[];
+}
+
+// Moves are part of the table's contract: the planner starts them, the partition's primary
+// completes them, and both sides must agree on what completion means.
+
+/** Replica list of `p` once `move` completes: `to` takes the place of `replaces`, or is appended. */
+export function applyMove(list: readonly NodeId[], move: Pick<PartitionMove, 'to' | 'replaces'>): NodeId[] {
+  if (list.includes(move.to)) return list.filter((n) => n !== move.replaces);
+  const at = move.replaces === null ? -1 : list.indexOf(move.replaces);
+  return at < 0 ? [...list, move.to] : list.map((n, i) => (i === at ? move.to : n));
+}
+
+/**
+ * The table after the move of `partition` to `to` has caught up: the replica list changes, the
+ * move leaves the table, the epoch grows. Undefined when that move is no longer in `table` (the
+ * planner cancelled it: its target died, or the partition changed under it).
+ */
+export function completeMove(table: PlacementTable, partition: number, to: NodeId): PlacementTable | undefined {
+  const moves = table.moves ?? [];
+  const move = moves.find((m) => m.partition === partition && m.to === to);
+  if (!move) return undefined;
+  const nodes = table.nodes.map((list, p) => (p === partition ? applyMove(list, move) : [...list]));
+  return { ...table, epoch: table.epoch + 1, nodes, moves: moves.filter((m) => m !== move) };
 }
 
 export type Unsubscribe = () => void;

@@ -17,6 +17,7 @@ import { PlacementLeader } from '../coordinator/placement.js';
 import { ShardNode } from '../shard/shard-node.js';
 import { SearchHost } from '../shard/search/search-host.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
+import { GrpcHandoffPeers, partitionHandoffGrpcService } from '../shard/partition-handoff-grpc.js';
 import { startGrpcServer, type GrpcServerHandle } from './runtime/grpc-server.js';
 import { GrpcClientPool } from './runtime/grpc-client-pool.js';
 import { createRouterApp } from '../router/router-app.js';
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
   // In a cluster, routers and shard nodes (whose jobs write into parts on other nodes) reach
   // shard nodes over gRPC; one pool per process follows membership.
   let pool: GrpcClientPool | undefined;
+  let handoffPeers: GrpcHandoffPeers | undefined;
   if (clustered) {
     const addresses = new Map<string, string>();
     const refresh = (members: MemberRecord[]) => {
@@ -60,6 +62,9 @@ async function main(): Promise<void> {
     const p = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
     closers.unshift(() => p.close());
     pool = p;
+    const peers = new GrpcHandoffPeers({ resolve: (id) => addresses.get(id) });
+    closers.unshift(() => peers.close());
+    handoffPeers = peers;
   }
 
   let shardNode: ShardNode | undefined;
@@ -79,6 +84,8 @@ async function main(): Promise<void> {
         scanIntervalMs: Math.max(5_000, Math.floor(config.jobStuckAfterMs / 2)),
         blobRetentionMs: config.blobRetentionMs,
       },
+      // clusters replicate writes to followers and move partitions between nodes
+      ...(handoffPeers ? { handoff: { coordinator, peers: handoffPeers } } : {}),
     });
     closers.unshift(() => shardNode!.close());
     const search = new SearchHost({ dataDir: config.dataDir, log: logger });
@@ -89,7 +96,12 @@ async function main(): Promise<void> {
     const unwatch: Unsubscribe = await coordinator.watchPlacement((t) => shardNode!.setPlacement(t));
     closers.unshift(unwatch);
     if (clustered) {
-      grpc = await startGrpcServer({ host: config.host, port: config.grpcPort, shard: shardGrpcService(shardNode, logger) });
+      grpc = await startGrpcServer({
+        host: config.host,
+        port: config.grpcPort,
+        shard: shardGrpcService(shardNode, logger),
+        services: shardNode.handoff ? [partitionHandoffGrpcService(shardNode.handoff, logger)] : [],
+      });
       closers.unshift(() => grpc!.close());
     }
   }
@@ -127,7 +139,15 @@ async function main(): Promise<void> {
   closers.unshift(() => lease.revoke());
 
   if (roles.includes('coordinator')) {
-    const leader = new PlacementLeader({ coordinator, nodeId, partitions: config.partitions, replicationFactor: config.replicationFactor, minShardNodes: config.minShardNodes, log: logger });
+    const leader = new PlacementLeader({
+      coordinator,
+      nodeId,
+      partitions: config.partitions,
+      replicationFactor: config.replicationFactor,
+      maxConcurrentMoves: config.maxConcurrentMoves,
+      minShardNodes: config.minShardNodes,
+      log: logger,
+    });
     await leader.start();
     closers.unshift(() => leader.stop());
   }

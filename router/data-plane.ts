@@ -1,8 +1,10 @@
 // The router's view of where data lives: the placement table (watched from the coordinator),
 // logical index -> physical index aliases (watched), and the calls that reach the primary of the
 // partition holding one part of one physical index. A call refused with `wrong_owner` (the
-// placement moved under us) is retried once after re-reading placement; `unavailable` surfaces
-// as 503.
+// placement moved under us, or the new owner has not seen the new table yet) is retried with
+// backoff after re-reading placement, for up to WRONG_OWNER_BUDGET_MS; an `unavailable` node is
+// retried only once placement names another node for the part (a follower was promoted);
+// otherwise it surfaces as 503.
 import type { Coordinator, IndexRecord, MemberRecord, MetaEvent, PhysicalIndexRecord, PlacementTable, Unsubscribe } from '../coordinator/coordinator.js';
 import type * as pb from '../proto/gen/shard.js';
 import { decodeDocument, encodeDocument, type SuggestDocument } from '../node/runtime/document.js';
@@ -44,6 +46,10 @@ const NEGATIVE_TTL_MS = 2_000;
 const MAX_ENTRIES = 200_000;
 
 const key = (tenant: string, id: string) => `${tenant}\0${id}`;
+
+/** How long a call keeps retrying `wrong_owner` (a move's ownership switch takes milliseconds; a shard's watch may lag a little). */
+export const WRONG_OWNER_BUDGET_MS = 5_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class DataPlane {
   private placement: PlacementTable | undefined;
@@ -174,21 +180,44 @@ export class DataPlane {
     };
   }
 
-  /** Calls the primary of one part; on `wrong_owner` re-reads placement and tries once more. */
+  /**
+   * Calls the primary of one part. On `wrong_owner` re-reads placement and retries with backoff
+   * (25 ms doubling, capped at 400 ms) within WRONG_OWNER_BUDGET_MS; on `unavailable` retries
+   * only when placement now names another node for the part.
+   */
   async onPart<T>(tenant: TenantId, physical: PhysicalIndexRecord, part: number, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T> {
+    const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       const { node, ref } = this.route(tenant, physical, part);
       try {
         return await call(this.shards.client(node), ref, node);
       } catch (err) {
-        if (attempt === 0 && err instanceof SuggestError && err.code === 'wrong_owner') {
-          this.log.debug('placement moved; retrying', { tenant, physical: physical.physical_index_id, part, node });
+        if (!(err instanceof SuggestError)) throw err;
+        if (err.code === 'wrong_owner' && Date.now() - started < WRONG_OWNER_BUDGET_MS) {
+          this.retries.wrongOwner++;
+          this.log.debug('placement moved; retrying', { tenant, physical: physical.physical_index_id, part, node, attempt });
+          if (attempt > 0) await sleep(Math.min(400, 25 << Math.min(attempt - 1, 4)));
           await this.refreshPlacement();
           continue;
+        }
+        if (err.code === 'unavailable' && attempt < 3) {
+          await this.refreshPlacement();
+          if (this.route(tenant, physical, part).node !== node) {
+            this.retries.unavailable++;
+            continue;
+          }
         }
         throw err;
       }
     }
+  }
+
+  /** Calls retried by onPart since start (for /metrics and the admin view). */
+  readonly retries = { wrongOwner: 0, unavailable: 0 };
+
+  /** The placement table this router routes with. */
+  get currentPlacement(): PlacementTable | undefined {
+    return this.placement;
   }
 
   /** Runs `call` on every part concurrently. */
@@ -243,6 +272,11 @@ export class DataPlane {
   async listPart(tenant: TenantId, physical: PhysicalIndexRecord, part: number, offset: number, limit: number): Promise<{ items: SuggestDocument[]; total: number }> {
     const r = await this.onPart(tenant, physical, part, (api, ref) => api.listDocuments({ ref, afterId: '', limit, offset }));
     return { items: r.documents.map((d) => decodeDocument(d.body)), total: r.total };
+  }
+
+  /** Partition counters of one shard node (the admin cluster view). */
+  partitionStats(node: NodeId): Promise<pb.PartitionStatsResponse> {
+    return this.shards.client(node).partitionStats({});
   }
 
   /** Removes every part of a physical index from its shard node; returns the documents removed. */

@@ -12,13 +12,14 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type * as pb from '../proto/gen/shard.js';
 import { fail } from '../node/runtime/errors.js';
-import { RocksDb, type BatchOp, type RocksDbOptions, type RocksIterator } from './rocks-db.js';
+import { RocksDb, type BatchOp, type Entry, type RocksDbOptions, type RocksIterator } from './rocks-db.js';
 import {
   FORMAT_KEY,
   FORMAT_VERSION,
   IndexKeys,
   META_END,
   META_START,
+  META_TAG,
   decodeMeta,
   encodeMeta,
   indexPartId,
@@ -32,6 +33,11 @@ export interface PartitionStoreOptions extends RocksDbOptions {
   dropChunk?: number;
   /** fsync the WAL before acknowledging a write (default true; never turn off in production) */
   sync?: boolean;
+  /**
+   * Called with every write batch once it is durable here; the write is acknowledged only when
+   * the returned promise resolves (replication to followers: shard/partition-handoff.ts).
+   */
+  replicate?: (partition: number, ops: readonly BatchOp[]) => Promise<void>;
 }
 
 export interface IndexPartInfo {
@@ -83,6 +89,7 @@ export class PartitionStore {
   private closed = false;
   private readonly sync: boolean;
   private readonly dropChunk: number;
+  private readonly replicate: PartitionStoreOptions['replicate'];
 
   private constructor(
     readonly partition: number,
@@ -91,6 +98,7 @@ export class PartitionStore {
   ) {
     this.sync = options.sync ?? true;
     this.dropChunk = Math.max(1, options.dropChunk ?? DEFAULT_DROP_CHUNK);
+    this.replicate = options.replicate;
   }
 
   static location(dataDir: string, partition: number): string {
@@ -196,6 +204,7 @@ export class PartitionStore {
         value: encodeMeta({ count: state.count + created, bytes: state.bytes + bytesDelta, parts, events: state.events }),
       };
       await this.db.write(ops, this.sync);
+      const shipped = this.ship(ops);
 
       state.count += created;
       state.bytes += bytesDelta;
@@ -203,6 +212,7 @@ export class PartitionStore {
       this.documentCount += created;
       this.storedBytes += bytesDelta;
       this.markPersisted(state);
+      await shipped;
       return { upserted: n, created, documentCount: state.count };
     } finally {
       this.endWrite(state);
@@ -219,17 +229,17 @@ export class PartitionStore {
       const old = await this.db.get(key);
       if (old === undefined) return { deleted: false, documentCount: state.count };
       const freed = key.length + old.length;
-      await this.db.write(
-        [
-          { type: 'del', key },
-          { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - 1, bytes: state.bytes - freed, parts: state.parts, events: state.events }) },
-        ],
-        this.sync,
-      );
+      const ops: BatchOp[] = [
+        { type: 'del', key },
+        { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - 1, bytes: state.bytes - freed, parts: state.parts, events: state.events }) },
+      ];
+      await this.db.write(ops, this.sync);
+      const shipped = this.ship(ops);
       state.count--;
       state.bytes -= freed;
       this.documentCount--;
       this.storedBytes -= freed;
+      await shipped;
       return { deleted: true, documentCount: state.count };
     } finally {
       this.endWrite(state);
@@ -263,7 +273,9 @@ export class PartitionStore {
       if (ops.length > 0) {
         ops.push({ type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count, bytes: state.bytes, parts: state.parts, events: seq }) });
         await this.db.write(ops, this.sync);
+        const shipped = this.ship(ops);
         state.events = seq;
+        await shipped;
       }
       return { accepted: stored.length, unknown: distinct.filter((id) => !known.has(id)), stored, firstSeq };
     } finally {
@@ -314,7 +326,11 @@ export class PartitionStore {
       it = this.db.iterate({ gte: state.keys.eventPrefix, lt: state.keys.eventEnd, values: false, highWaterMark: 256 * 1024 });
       for (;;) {
         const entries = await it.take(this.dropChunk);
-        if (entries.length > 0) await this.db.write(entries.map((e) => ({ type: 'del' as const, key: e.key })), this.sync);
+        if (entries.length > 0) {
+          const ops = entries.map((e): BatchOp => ({ type: 'del', key: e.key }));
+          await this.db.write(ops, this.sync);
+          await this.ship(ops);
+        }
         if (it.exhausted || entries.length < this.dropChunk) break;
       }
       await it.end();
@@ -334,11 +350,13 @@ export class PartitionStore {
           ? { type: 'del', key: state.keys.metaKey }
           : { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - entries.length, bytes: state.bytes - freed, parts: state.parts, events: 0 }) };
         await this.db.write(ops, this.sync);
+        const shipped = this.ship(ops);
         state.count -= entries.length;
         state.bytes -= freed;
         this.documentCount -= entries.length;
         this.storedBytes -= freed;
         removed += entries.length;
+        await shipped;
         if (last) break;
       }
       // whatever the meta said, the part is gone; drift would only come from a corrupted counter
@@ -417,6 +435,65 @@ export class PartitionStore {
     }
   }
 
+  // ---- whole-partition copies (moves and replication: shard/partition-handoff.ts) ----
+
+  /**
+   * Every key and value of the partition, raw, about `batchBytes` at a time. The iterator reads
+   * one RocksDB snapshot, so writes during the scan are not seen (they travel separately).
+   */
+  async *scanRaw(batchBytes = 1 << 20): AsyncGenerator<Entry[]> {
+    this.open();
+    const it = this.db.iterate({ highWaterMark: 256 * 1024 });
+    try {
+      for (;;) {
+        const batch: Entry[] = [];
+        let bytes = 0;
+        while (bytes < batchBytes) {
+          const entries = await it.take(256);
+          for (const e of entries) {
+            batch.push(e);
+            bytes += e.key.length + e.value.length;
+          }
+          if (it.exhausted || entries.length < 256) break;
+        }
+        if (batch.length > 0) yield batch;
+        if (it.exhausted || bytes < batchBytes) return;
+      }
+    } finally {
+      await it.end();
+    }
+  }
+
+  /**
+   * Applies a batch written by another node's store (a follower's copy of the primary's write,
+   * or a snapshot piece) atomically, and refreshes the in-memory counters from the meta keys it
+   * carries, so a follower promoted to primary counts exactly what it stores.
+   */
+  async applyRaw(ops: readonly BatchOp[]): Promise<void> {
+    this.open();
+    if (ops.length === 0) return;
+    await this.db.write(ops as BatchOp[], this.sync);
+    for (const op of ops) {
+      if (op.key.length === 0 || op.key[0] !== META_TAG) continue;
+      const keys = IndexKeys.fromMetaKey(op.key);
+      const id = indexPartId(keys.tenantId, keys.physicalIndexId, keys.part);
+      const before = this.parts.get(id);
+      if (before?.persisted) {
+        this.documentCount -= before.count;
+        this.storedBytes -= before.bytes;
+        this.indexCount--;
+        this.parts.delete(id);
+      }
+      if (op.type === 'put') {
+        const meta = decodeMeta(op.value);
+        this.parts.set(id, { keys, count: meta.count, bytes: meta.bytes, parts: meta.parts, events: meta.events ?? 0, persisted: true, writing: false });
+        this.documentCount += meta.count;
+        this.storedBytes += meta.bytes;
+        this.indexCount++;
+      }
+    }
+  }
+
   stats(ref: IndexPartRef): { documentCount: number; storedBytes: number } {
     const state = this.existing(ref);
     return state ? { documentCount: state.count, storedBytes: state.bytes } : { documentCount: 0, storedBytes: 0 };
@@ -450,6 +527,14 @@ export class PartitionStore {
   }
 
   // ---- internals ----
+
+  /** Hands a durable batch to the replication hook; never rejects before it is awaited. */
+  private ship(ops: readonly BatchOp[]): Promise<void> {
+    if (!this.replicate) return Promise.resolve();
+    const p = this.replicate(this.partition, ops);
+    p.catch(() => undefined);
+    return p;
+  }
 
   private open(): void {
     if (this.closed) fail('unavailable', { reason: `Partition ${this.partition} is closed on this node` });

@@ -27,6 +27,8 @@ export interface QueryHandler {
   query(ctx: QueryContext): unknown;
   /** Engine statistics of one index part (msgpack-encoded into IndexStatsResponse.engine). */
   indexStats?(ctx: IndexContext): unknown;
+  /** Drops whatever was built from a partition whose data was replaced or moved away. */
+  forgetPartition?(partition: number): void;
   /** Called once when the node closes, before its partitions close. */
   close?(): Promise<void> | void;
 }

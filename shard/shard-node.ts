@@ -4,7 +4,7 @@
 // per-index write order (IndexMailbox), change notifications for the search engine, the files
 // and runner of ingestion and export jobs (jobs/), and the orderly close (running jobs stop at
 // their next batch, accepted writes finish, then every partition closes).
-import { access } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { pack, unpack } from 'msgpackr';
 import type * as pb from '../proto/gen/shard.js';
 import type { Coordinator, PlacementTable } from '../coordinator/coordinator.js';
@@ -19,6 +19,7 @@ import { BlobStore } from './jobs/blob-store.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job-runner.js';
 import { placementSource } from './jobs/part-writer.js';
 import { IndexMailbox } from './index-mailbox.js';
+import { PartitionHandoff, type HandoffHost, type PartitionHandoffOptions } from './partition-handoff.js';
 import { PartitionStore, type PartitionStoreOptions } from './partition-store.js';
 import { QUERY_KINDS, notImplementedQueryHandler, type QueryHandler, type QueryKind } from './query-handler.js';
 
@@ -34,6 +35,8 @@ export interface ShardNodeOptions {
   logger?: Logger;
   /** runs ingestion and export jobs; without it StartJob answers not_implemented */
   jobs?: ShardJobOptions;
+  /** replication to followers and partition moves (clusters); without it the node keeps its data to itself */
+  handoff?: Omit<PartitionHandoffOptions, 'log'>;
 }
 
 /** What the job runner needs beyond the node: job records and leases, and the other shard nodes. */
@@ -62,7 +65,7 @@ export type ChangeListener = (event: ChangeEvent) => void;
 
 const EMPTY = Buffer.alloc(0);
 
-export class ShardNode implements ShardApi {
+export class ShardNode implements ShardApi, HandoffHost {
   readonly nodeId: NodeId;
   readonly partitions: number;
   private readonly dataDir: string;
@@ -85,13 +88,22 @@ export class ShardNode implements ShardApi {
   /** uploaded and exported files of jobs */
   readonly blobs: BlobStore;
   readonly jobs: JobRunner | null;
+  /** replication and moves; null in the single node */
+  readonly handoff: PartitionHandoff | null;
+  /** writes to a partition wait on this while its ownership switches (see freezeWrites) */
+  private readonly frozen = new Map<number, Promise<void>>();
+  /** writes applying per partition, and who waits for them to reach zero */
+  private readonly applying = new Map<number, number>();
+  private readonly applyWaiters = new Map<number, (() => void)[]>();
 
   constructor(options: ShardNodeOptions) {
     if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error(`partitions must be a positive integer, got ${options.partitions}`);
     this.nodeId = options.nodeId;
     this.partitions = options.partitions;
     this.dataDir = options.dataDir;
-    this.storeOptions = options.store ?? {};
+    this.handoff = options.handoff ? new PartitionHandoff(this, { ...options.handoff, log: options.logger ?? rootLog }) : null;
+    const handoff = this.handoff;
+    this.storeOptions = handoff ? { ...options.store, replicate: (p, ops) => handoff.shipToReplicas(p, ops) } : (options.store ?? {});
     this.queryHandler = options.queryHandler ?? notImplementedQueryHandler;
     this.mailbox = new IndexMailbox({ maxDepth: options.maxQueuedWrites });
     this.log = (options.logger ?? rootLog).child({ role: 'shard', node: options.nodeId });
@@ -121,8 +133,54 @@ export class ShardNode implements ShardApi {
       throw new Error(`placement table has ${table.partitions} partitions; this node was started with ${this.partitions}`);
     }
     if (this.table && table.epoch < this.table.epoch) return false;
+    const previous = this.table;
     this.table = table;
+    this.handoff?.onPlacement(table, previous);
     return true;
+  }
+
+  /** HandoffHost: a table this node wrote itself. */
+  adoptPlacement(table: PlacementTable): void {
+    this.setPlacement(table);
+  }
+
+  /** HandoffHost: the engine forgets a partition whose data changed under it. */
+  forgetEngine(partition: number): void {
+    this.queryHandler.forgetPartition?.(partition);
+  }
+
+  /** HandoffHost: closes a partition and deletes its data (it moved away, or a copy replaces it). */
+  async dropStore(partition: number): Promise<void> {
+    const pending = this.opening.get(partition);
+    this.opening.delete(partition);
+    this.ready[partition] = undefined;
+    if (pending) await pending.then((s) => s.close(), () => undefined);
+    this.queryHandler.forgetPartition?.(partition);
+    await rm(PartitionStore.location(this.dataDir, partition), { recursive: true, force: true });
+  }
+
+  /** HandoffHost: an empty partition in place of whatever was there. */
+  async replaceStore(partition: number): Promise<PartitionStore> {
+    await this.dropStore(partition);
+    return this.store(partition);
+  }
+
+  /** HandoffHost: holds new writes to `partition` until the returned function is called; resolves once none is applying. */
+  async freezeWrites(partition: number): Promise<() => void> {
+    while (this.frozen.has(partition)) await this.frozen.get(partition);
+    let open!: () => void;
+    this.frozen.set(partition, new Promise<void>((resolve) => (open = resolve)));
+    if ((this.applying.get(partition) ?? 0) > 0) {
+      await new Promise<void>((resolve) => {
+        const list = this.applyWaiters.get(partition) ?? [];
+        list.push(resolve);
+        this.applyWaiters.set(partition, list);
+      });
+    }
+    return () => {
+      this.frozen.delete(partition);
+      open();
+    };
   }
 
   get placement(): PlacementTable | undefined {
@@ -330,6 +388,7 @@ export class ShardNode implements ShardApi {
     if (!this.stopping) {
       // jobs first, while the node still serves: a stopping job writes its last batch and leaves
       // its record queued; with none running, the node stops taking requests at once
+      this.handoff?.close();
       const jobs = this.jobs?.close();
       this.stopping = jobs && this.jobs!.active > 0 ? jobs.then(() => this.closeNode()) : Promise.all([jobs, this.closeNode()]).then(() => undefined);
     }
@@ -367,10 +426,24 @@ export class ShardNode implements ShardApi {
     const lane = indexPartId(ref.tenantId, ref.physicalIndexId, ref.part);
     return this.mailbox
       .run(lane, async () => {
+        const p = ref.partition;
+        // an ownership switch of this partition is in progress: wait for its outcome
+        while (this.frozen.has(p)) await this.frozen.get(p);
         // placement may have moved while the write waited behind others
         this.checkOwner(ref, true);
-        const store = this.ready[ref.partition] ?? (await this.store(ref.partition));
-        return apply(store, ref);
+        this.applying.set(p, (this.applying.get(p) ?? 0) + 1);
+        try {
+          const store = this.ready[p] ?? (await this.store(p));
+          return await apply(store, ref);
+        } finally {
+          const left = (this.applying.get(p) ?? 1) - 1;
+          this.applying.set(p, left);
+          if (left === 0) {
+            const waiters = this.applyWaiters.get(p);
+            this.applyWaiters.delete(p);
+            for (const w of waiters ?? []) w();
+          }
+        }
       })
       .finally(() => this.leave());
   }

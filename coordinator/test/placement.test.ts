@@ -1,10 +1,9 @@
-// Property tests of placement: rendezvous hashing spreads partitions evenly and moves only what
-// it must; reconcile is sticky (an owned partition never moves) and bumps the epoch exactly when
-// the table changes. Random cases come from a seeded generator, so a failure reproduces.
+// Property tests of rendezvous hashing: it spreads partitions evenly and moves only what it must.
+// The planner built on it is tested in placement-planner.test.ts. Random cases come from a seeded
+// generator, so a failure reproduces.
 import { describe, expect, it } from 'vitest';
 import { NodeId } from '../../node/runtime/ids.js';
-import type { PlacementTable } from '../coordinator.js';
-import { reconcilePlacement, rendezvous, rendezvousPlacement } from '../placement.js';
+import { rendezvous, rendezvousPlacement } from '../placement.js';
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -80,68 +79,3 @@ describe('rendezvous hashing', () => {
   });
 });
 
-describe('reconcilePlacement', () => {
-  it('first placement is plain rendezvous at epoch 1', () => {
-    const nodes = nodeIds(3);
-    const t = reconcilePlacement(undefined, nodes, 64, 2);
-    expect(t.epoch).toBe(1);
-    expect(t.partitions).toBe(64);
-    expect(t.nodes).toEqual(rendezvousPlacement(nodes, 64, 2));
-  });
-
-  it('returns the same table when nothing changes', () => {
-    const nodes = nodeIds(4);
-    const t = reconcilePlacement(undefined, nodes, 32, 2);
-    expect(reconcilePlacement(t, nodes, 32, 2)).toBe(t);
-    // a node joining does not take partitions that have owners
-    expect(reconcilePlacement(t, [...nodes, NodeId('late')], 32, 2)).toBe(t);
-  });
-
-  it('refuses a change of the partition count', () => {
-    const t = reconcilePlacement(undefined, nodeIds(2), 8, 1);
-    expect(() => reconcilePlacement(t, nodeIds(2), 16, 1)).toThrow(/partition count/);
-  });
-
-  it('is sticky under random joins and removals of known nodes', () => {
-    const rnd = mulberry32(42);
-    for (let trial = 0; trial < 50; trial++) {
-      const partitions = 1 + Math.floor(rnd() * 64);
-      const rf = 1 + Math.floor(rnd() * 3);
-      let known: NodeId[] = [];
-      let next = 0;
-      let table: PlacementTable | undefined;
-      for (let step = 0; step < 30; step++) {
-        // mostly joins, some removals (an operator forgetting a node)
-        if (known.length === 0 || rnd() < 0.6) known = [...known, NodeId(`s${trial}-${next++}`)];
-        else known = known.filter((_, i) => i !== Math.floor(rnd() * known.length));
-        const prev = table;
-        if (!prev && known.length === 0) continue;
-        const out = reconcilePlacement(prev, known, partitions, rf);
-        const knownSet = new Set(known);
-        let changed = prev === undefined;
-        for (let p = 0; p < partitions; p++) {
-          const owners = out.nodes[p]!;
-          const survivors = (prev?.nodes[p] ?? []).filter((n) => knownSet.has(n));
-          expect(new Set(owners).size).toBe(owners.length);
-          for (const o of owners) expect(knownSet.has(o)).toBe(true);
-          if (survivors.length > 0) {
-            // sticky: surviving owners stay, in order (a follower is promoted), nobody is added
-            expect(owners).toEqual(survivors);
-          } else {
-            // orphaned (or new): a full fresh set chosen by rendezvous among the known nodes
-            expect(owners).toEqual(rendezvous(p, known, rf));
-            if (known.length > 0) expect(owners.length).toBe(Math.min(rf, known.length));
-          }
-          if (JSON.stringify(owners) !== JSON.stringify(prev?.nodes[p])) changed = true;
-        }
-        if (prev) {
-          if (changed) expect(out.epoch).toBe(prev.epoch + 1);
-          else expect(out).toBe(prev);
-        }
-        // idempotent
-        expect(reconcilePlacement(out, known, partitions, rf)).toBe(out);
-        table = out;
-      }
-    }
-  });
-});

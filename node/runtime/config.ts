@@ -27,7 +27,10 @@ export interface Config {
   etcd: string[];
   /** virtual partitions per cluster */
   partitions: number;
+  /** copies of each partition (primary + followers); writes are acknowledged once all in-sync copies have them */
   replicationFactor: number;
+  /** partition moves (copy, catch-up, ownership switch) in flight at once, cluster-wide */
+  maxConcurrentMoves: number;
   /** largest accepted JSON body, bytes */
   maxJsonBody: number;
   /** default upload limit when neither tenant nor plan sets one */
@@ -121,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etcd: [],
     partitions: etcd.length > 0 ? 64 : 8,
     replicationFactor: 1,
+    maxConcurrentMoves: 2,
     maxJsonBody: 8 * MB,
     defaultUploadLimit: 10 * MB,
     presignedOverBytes: 20 * MB,
@@ -161,6 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etcd: etcd.length > 0 ? etcd : base.etcd,
     partitions: int(env.SUGGEST_PARTITIONS, base.partitions),
     replicationFactor: int(env.SUGGEST_REPLICATION_FACTOR, base.replicationFactor),
+    maxConcurrentMoves: int(env.SUGGEST_MAX_CONCURRENT_MOVES, base.maxConcurrentMoves),
+    memberTtlSeconds: int(env.SUGGEST_MEMBER_TTL_SECONDS, base.memberTtlSeconds),
     grpcPort: int(env.SUGGEST_GRPC_PORT, base.grpcPort),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
     logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,

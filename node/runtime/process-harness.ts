@@ -133,6 +133,8 @@ export interface LocalCluster {
   baseDir: string;
   /** restart a (killed or stopped) shard node with the same identity and data */
   restartShard(i: number): Promise<void>;
+  /** start one more shard node (`shard-{n+1}`) into the running cluster; placement then moves partitions to it */
+  addShard(): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
@@ -188,6 +190,12 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
     async restartShard(i) {
       await shards[i]!.stop();
       shards[i] = await startServiceProcess({ name: `shard-${i + 1}`, env: shardEnv(i), echo: opts.echo ?? false });
+    },
+    async addShard() {
+      const i = shards.length;
+      const started = await startServiceProcess({ name: `shard-${i + 1}`, env: shardEnv(i), echo: opts.echo ?? false });
+      shards.push(started);
+      return started;
     },
     async stop() {
       await Promise.all(routers.map((r) => r.stop()));

@@ -4,6 +4,7 @@ import type { Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
 import { adminRoutes } from './admin.js';
 import { ardRoutes } from './ard.js';
+import { clusterRoutes } from './cluster.js';
 import { discoveryRoutes } from './discovery.js';
 import { documentRoutes } from './documents.js';
 import { eventRoutes } from './events.js';
@@ -25,6 +26,7 @@ export const ROUTE_MODULES: Record<string, (deps: RouterDeps) => Route[]> = {
   exports: exportRoutes,
   integrations: integrationRoutes,
   admin: adminRoutes,
+  cluster: clusterRoutes,
   discovery: discoveryRoutes,
   ard: ardRoutes,
   operations: operationRoutes,

@@ -130,6 +130,13 @@ export class SearchHost implements QueryHandler {
     return entry?.engine ? { loaded: true, ...entry.engine.stats(), behavior: entry.behavior?.stats() ?? null } : { loaded: false };
   }
 
+  /** The partition's data was replaced (a copy arrived) or left this node: its engines are stale. */
+  forgetPartition(partition: number): void {
+    for (const [key, entry] of this.entries) if (entry.partition === partition) this.entries.delete(key);
+    this.stores.delete(partition);
+    rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
+  }
+
   /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */
   async close(): Promise<void> {
     for (const entry of this.entries.values()) {

@@ -1,0 +1,142 @@
+// Growing and losing shard nodes for real: etcd, shard nodes and a router as separate processes
+// (replication factor 2, 16 partitions, at most 2 moves at a time).
+// 1. A 4th shard node joins while writers keep writing: no write fails, the new node ends up
+//    holding its share of replicas, and every acknowledged document is readable afterwards.
+// 2. A primary is SIGKILLed under the same write load: writes to its partitions fail only until
+//    its lease lapses and followers are promoted (the recovery time is measured and bounded),
+//    no acknowledged write is lost, and the partitions are re-replicated on the survivors.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
+import { ApiClient, waitFor } from './api-client.js';
+import { partitionOf } from '../runtime/hash.js';
+import { WriteLoad, missingDocuments, percentile } from '../../loadtest/placement/write-load.js';
+
+interface ClusterView {
+  epoch: number;
+  settled: boolean;
+  nodes: { node_id: string; live: boolean; primaries: number; replicas: number; document_count: number | null }[];
+  partitions: { partition: number; primary: string | null; followers: string[] }[];
+  moves: { partition: number; to: string }[];
+}
+
+const TTL_SECONDS = 3;
+let cluster: LocalCluster;
+let api: ApiClient;
+let key: string;
+let growLoad: WriteLoad | undefined;
+const indexes = Array.from({ length: 8 }, (_, i) => `grow-${i}`);
+
+const view = async () => {
+  const r = await api.call<ClusterView>('GET', '/v1/admin/cluster', { key: cluster.adminKey });
+  expect(r.status).toBe(200);
+  return r.body;
+};
+
+function diagnostics(load: WriteLoad): string {
+  return JSON.stringify(load.failures.slice(0, 5)) + '\n' + cluster.shards.map((s) => `--- ${s.name}\n${s.output.slice(-30).join('\n')}`).join('\n');
+}
+
+beforeAll(async () => {
+  cluster = await startLocalCluster({
+    shards: 3,
+    routers: 1,
+    partitions: 16,
+    env: { SUGGEST_REPLICATION_FACTOR: '2', SUGGEST_MAX_CONCURRENT_MOVES: '2', SUGGEST_MEMBER_TTL_SECONDS: String(TTL_SECONDS) },
+  });
+  api = new ApiClient(cluster.routerUrls[0]!);
+  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+  await api.call('POST', '/v1/admin/tenants', { key: cluster.adminKey, body: { tenant_id: 'grow', name: 'Grow', plan: 'enterprise' } });
+  key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/grow/keys', { key: cluster.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+  for (const index_id of indexes) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('cluster placement', () => {
+  it('publishes the cluster view to admins only, with every partition on 2 nodes', async () => {
+    expect((await api.call('GET', '/v1/admin/cluster', { key })).status).toBe(403);
+    expect((await api.call('GET', '/v1/admin/cluster')).status).toBe(401);
+    const v = await view();
+    expect(v.partitions).toHaveLength(16);
+    for (const p of v.partitions) expect(1 + p.followers.length).toBe(2);
+    expect(v.nodes.filter((n) => n.live)).toHaveLength(3);
+    const spec = (await api.call<string>('GET', '/openapi.yaml')).body;
+    expect(spec).toContain('/v1/admin/cluster');
+    expect(spec).toContain('ClusterView');
+  });
+
+  it('adds a 4th shard node under write load with zero errors; every acknowledged document is readable', async () => {
+    const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 2, prefix: 'grow' });
+    growLoad = load;
+    await load.fill(2_000);
+    load.start();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const added = await cluster.addShard();
+    const started = Date.now();
+    await waitFor(
+      async () => {
+        const v = await view();
+        return v.settled && (v.nodes.find((n) => n.node_id === added.info.node_id)?.replicas ?? 0) > 0;
+      },
+      150_000,
+      'placement to settle on 4 nodes',
+    );
+    const settleMs = Date.now() - started;
+    await new Promise((r) => setTimeout(r, 500));
+    await load.stop();
+    expect(load.failures, diagnostics(load)).toEqual([]);
+    const v = await view();
+    const joined = v.nodes.find((n) => n.node_id === added.info.node_id)!;
+    // 16 partitions x 2 replicas over 4 nodes: 8 each
+    expect(joined.replicas).toBe(8);
+    expect(joined.document_count).toBeGreaterThan(0);
+    const missing = await missingDocuments(cluster.routerUrls[0]!, key, load.acknowledged);
+    for (const m of missing) {
+      expect(m.missing, m.index).toEqual([]);
+      expect(m.total).toBe(load.acknowledged.get(m.index)!.size);
+    }
+    console.log(JSON.stringify({ test: 'add-shard', settle_ms: settleMs, acknowledged: load.acknowledgedCount, write_p99_ms: percentile(load.latencies.map((l) => l.ms), 99) }));
+  }, 200_000);
+
+  it('SIGKILL of a primary with RF=2 loses no acknowledged write; followers take over within the lease TTL', async () => {
+    const before = await view();
+    // the victim: the primary of the most partitions that hold the test indexes
+    const hits = new Map<string, number>();
+    const views = (await api.call<{ index_id: string; physical_index_id: string }[]>('GET', '/v1/indexes', { key })).body;
+    for (const index of indexes) {
+      const physical = views.find((v) => v.index_id === index)!.physical_index_id;
+      const primary = before.partitions[partitionOf('grow', physical, 0, 16)]!.primary!;
+      hits.set(primary, (hits.get(primary) ?? 0) + 1);
+    }
+    const victimId = [...hits].sort((a, b) => b[1] - a[1])[0]![0];
+    const victim = cluster.shards.find((s) => s.info.node_id === victimId)!;
+    const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 2, prefix: 'kill' });
+    load.start();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const killedAt = Date.now();
+    await victim.kill();
+    // keep writing through the failover, then a little longer
+    await waitFor(async () => !(await view()).partitions.some((p) => p.primary === victim.info.node_id), 30_000, 'failover');
+    const failoverMs = Date.now() - killedAt;
+    await new Promise((r) => setTimeout(r, 3_000));
+    await load.stop();
+    const lastFailure = Math.max(killedAt, ...load.failures.map((f) => f.at));
+    const recoveryMs = lastFailure - killedAt;
+    // failures only while the dead primary still held its partitions: a lease TTL plus a reconcile
+    for (const f of load.failures) expect(f.status, JSON.stringify(f)).toBe(503);
+    expect(recoveryMs).toBeLessThan(TTL_SECONDS * 1000 + 4_000);
+    const missing = await missingDocuments(cluster.routerUrls[0]!, key, load.acknowledged);
+    for (const m of missing) expect(m.missing, m.index).toEqual([]);
+    // the documents of the previous test survived the kill as well
+    if (growLoad) for (const m of await missingDocuments(cluster.routerUrls[0]!, key, growLoad.acknowledged)) expect(m.missing, m.index).toEqual([]);
+    await waitFor(async () => (await view()).settled, 120_000, 're-replication on the survivors');
+    const after = await view();
+    for (const p of after.partitions) {
+      expect([p.primary, ...p.followers]).not.toContain(victim.info.node_id);
+      expect(1 + p.followers.length).toBe(2);
+    }
+    console.log(JSON.stringify({ test: 'kill-primary', failover_ms: failoverMs, recovery_ms: recoveryMs, failed_writes: load.failures.length, acknowledged: load.acknowledgedCount }));
+  }, 200_000);
+});
