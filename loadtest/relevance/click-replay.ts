@@ -195,7 +195,7 @@ async function bestBuy(baseUrl: string, adminKey: string) {
   const heldOut = all.slice(cut);
   const index = 'bb-clicks';
   const p = await provisionIndex({ baseUrl, adminKey, tenantId: 'click-replay', indexId: index, docs, log });
-  await waitSearchable(baseUrl, p.publicKey, `/v1/typeahead?index=${index}&query=xbox`);
+  await waitSearchable(baseUrl, p.publicKey, `/v1/typeahead?index=${index}&query=samsung`);
   const typeahead = async (text: string): Promise<string[]> => {
     const res = await fetch(`${baseUrl}/v1/typeahead?${new URLSearchParams({ index, query: text, limit: String(K) })}`, { headers: { 'x-api-key': p.publicKey } });
     const body = await res.text();
