@@ -91,9 +91,10 @@ export class SearchHost implements QueryHandler {
       case 'autocomplete': {
         const req = autocompleteRequest(payload);
         if (!learned) return engine.autocomplete(req);
-        // a wider lexical pool, so that behaviour can lift documents from below the cut
+        // a wider lexical pool, so that behaviour can lift documents from below the cut (documents
+        // chosen after the query are added even from outside it)
         const limit = req.limit ?? 10;
-        const result = engine.autocomplete({ ...req, limit: MAX_LIMIT });
+        const result = engine.autocomplete({ ...req, limit: poolFor(limit) });
         const suggestions = rankAutocomplete(result.suggestions, visible(engine, req.ranking), { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
         return { ...result, suggestions };
       }
@@ -107,7 +108,7 @@ export class SearchHost implements QueryHandler {
           {
             typeahead: (r) => rankTypeahead(engine.typeahead(r), ctxFor(r.query), r.limit ?? 10),
             autocomplete: (r) => {
-              const result = engine.autocomplete({ ...r, limit: MAX_LIMIT });
+              const result = engine.autocomplete({ ...r, limit: poolFor(r.limit ?? 10) });
               const ranked = rankAutocomplete(result.suggestions, visible(engine, r.ranking), ctxFor(r.query), r.limit ?? 10, !r.filters);
               return { ...result, suggestions: ranked.map((s) => (s.metadata.behavior && s.metadata.behavior.boost <= 1 ? { ...s, metadata: { ...s.metadata, behavior: undefined } } : s)) };
             },
@@ -258,6 +259,9 @@ export class SearchHost implements QueryHandler {
     renameSync(tmp, file);
   }
 }
+
+/** Lexical candidates behaviour ranking re-ranks for a list of `limit`. */
+const poolFor = (limit: number) => Math.min(MAX_LIMIT, 2 * limit + 10);
 
 /** The live documents that hide rules let through: what behaviour ranking may add to a list. */
 function visible(engine: SuggestEngine, ranking: AutocompleteRequest['ranking']): DocumentSource {
