@@ -19,6 +19,7 @@ import { REPO_ROOT } from './data/data-files.js';
 import { suggestContractProblems } from './load/contract-check.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundResult } from './load/load-round.js';
+import { processCpuSeconds } from './load/process-cpu.js';
 import { provisionIndex, waitSearchable } from './load/provision-service.js';
 import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
 import { loadWorkload, parseWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
@@ -58,6 +59,8 @@ interface Server {
   /** how it was started: a URL given, a spawned baseline, a spawned single node */
   origin: string;
   info?: Record<string, unknown>;
+  /** the server's process when this invocation started it (for its CPU time per request) */
+  pid?: number;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -98,7 +101,7 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     const docs = catalog();
     const p = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'loadtest', indexId: index, docs, log });
     await waitSearchable(node.baseUrl, p.publicKey, probeFor(docs));
-    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
+    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pid: node.process.child.pid, info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
   }
   const target = values.target ?? usage('give --target URL, --target spawn:NAME or --spawn-single-node');
   if (target.startsWith('spawn:')) {
@@ -106,7 +109,7 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     const key = values.key ?? 'loadtest-key';
     const s = await spawnBaseline(name, ['--index', index, '--key', key, '--catalog', values.catalog]);
     cleanups.push(() => s.stop());
-    return { role: 'target', name, url: s.url, key, origin: 'spawned baseline', info: s.ready };
+    return { role: 'target', name, url: s.url, key, origin: 'spawned baseline', pid: s.pid, info: s.ready };
   }
   if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(target)) usage('--target must be a loopback URL such as http://127.0.0.1:8080');
   const baseUrl = target.replace(/\/$/, '');
@@ -150,7 +153,7 @@ async function preflight(s: Server, w: Workload, paths: readonly string[]): Prom
   return { status_counts: statusCounts, problems, mean_body_bytes: bytes / sample.length, mean_suggestions: suggestions / sample.length };
 }
 
-type RunRecord = Omit<RoundResult, 'stats'>;
+type RunRecord = Omit<RoundResult, 'stats'> & { cpu_us_per_request: number | null; loadavg_1m: number };
 interface ServerTotals {
   rounds: RunRecord[];
   stats: LatencyStats;
@@ -159,6 +162,8 @@ interface ServerTotals {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** server CPU seconds over the measured rounds (null when not readable) */
+  cpu: number | null;
 }
 
 const fmt = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
@@ -171,6 +176,7 @@ const median = (xs: number[]) => {
 async function main() {
   const workloadFile = values.workload ?? usage('--workload FILE is required');
   const w = applyOverrides(loadWorkload(workloadFile));
+  const loadAtStart = os.loadavg();
   const index = values.index;
   log(`building the request stream of ${w.name}`);
   const queries = workloadQueries(w);
@@ -184,7 +190,7 @@ async function main() {
     log(`starting baseline ${b}`);
     const s = await spawnBaseline(b, ['--index', index, '--key', key, '--catalog', values.catalog]);
     cleanups.push(() => s.stop());
-    servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', info: s.ready });
+    servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', pid: s.pid, info: s.ready });
   }
   const target = await setUpTarget(w, index);
   servers.push(target);
@@ -217,28 +223,34 @@ async function main() {
     }
   }
 
-  const totals = new Map<Server, ServerTotals>(servers.map((s) => [s, { rounds: [], stats: new LatencyStats(), ok: 0, elapsed: 0, non2xx: 0, errors: 0, timeouts: 0 }]));
+  const totals = new Map<Server, ServerTotals>(servers.map((s) => [s, { rounds: [], stats: new LatencyStats(), ok: 0, elapsed: 0, non2xx: 0, errors: 0, timeouts: 0, cpu: 0 }]));
   // every server starts a round at the same place in the stream, so all see the same prefixes
   const stride = Math.floor(paths.length / (w.rounds + 1));
   for (let r = 0; r < w.rounds; r++) {
     for (const s of servers) {
+      const cpu0 = processCpuSeconds(s.pid);
       const res = await runRound(runOpts(s, (r + 1) * stride, w.duration_s));
+      const cpu1 = processCpuSeconds(s.pid);
       const t = totals.get(s)!;
-      const { stats, ...record } = res;
+      const { stats, ...rest } = res;
+      const cpu = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;
+      const record: RunRecord = { ...rest, loadavg_1m: os.loadavg()[0]!, cpu_us_per_request: cpu !== null && res.ok + res.non2xx > 0 ? (cpu * 1e6) / (res.ok + res.non2xx) : null };
       t.rounds.push(record);
+      t.cpu = cpu === null || t.cpu === null ? null : t.cpu + cpu;
       t.stats.addAll(stats);
       t.ok += res.ok;
       t.elapsed += res.elapsed_s;
       t.non2xx += res.non2xx;
       t.errors += res.errors;
       t.timeouts += res.timeouts;
-      log(`round ${r + 1}/${w.rounds} ${s.name}: ${fmt(res.rps, 0)} req/s, p50 ${fmt(res.latency.p50_ms, 3)} ms, p99 ${fmt(res.latency.p99_ms, 3)} ms, non-2xx ${res.non2xx}, errors ${res.errors}`);
+      log(`round ${r + 1}/${w.rounds} ${s.name}: ${fmt(res.rps, 0)} req/s, p50 ${fmt(res.latency.p50_ms, 3)} ms, p99 ${fmt(res.latency.p99_ms, 3)} ms, server CPU ${fmt(record.cpu_us_per_request ?? Number.NaN, 0)} µs/request, non-2xx ${res.non2xx}, errors ${res.errors}, load average ${os.loadavg()[0]!.toFixed(2)}`);
     }
   }
 
   const summaries = servers.map((s) => {
     const t = totals.get(s)!;
-    return { server: s, rps: t.ok / t.elapsed, latency: t.stats.summary(), t };
+    const answered = t.ok + t.non2xx;
+    return { server: s, rps: t.ok / t.elapsed, latency: t.stats.summary(), cpuPerRequest: t.cpu !== null && answered > 0 ? (t.cpu * 1e6) / answered : Number.NaN, t };
   });
   const tgt = summaries.find((x) => x.server === target)!;
   const latencyRatio = (a: LatencySummary, b: LatencySummary) => ({
@@ -256,6 +268,8 @@ async function main() {
         throughput_ratio: tgt.rps / b.rps,
         per_round_throughput_ratio: perRound,
         per_round_throughput_ratio_median: median(perRound),
+        /** target CPU per request / baseline CPU per request: cost, independent of how busy the machine was */
+        cpu_per_request_ratio: tgt.cpuPerRequest / b.cpuPerRequest,
         latency_ratio: latencyRatio(tgt.latency, b.latency),
       };
     });
@@ -265,17 +279,18 @@ async function main() {
     '',
     `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs`,
     '',
-    '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | non-2xx | errors | timeouts |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU µs/req | non-2xx | errors | timeouts |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...summaries.map(
       (x) =>
-        `| ${x.server.name} | ${x.server.role} | ${fmt(x.rps, 0)} | ${fmt(x.latency.p50_ms, 3)} | ${fmt(x.latency.p90_ms, 3)} | ${fmt(x.latency.p99_ms, 3)} | ${fmt(x.latency.p999_ms, 3)} | ${x.t.non2xx} | ${x.t.errors} | ${x.t.timeouts} |`,
+        `| ${x.server.name} | ${x.server.role} | ${fmt(x.rps, 0)} | ${fmt(x.latency.p50_ms, 3)} | ${fmt(x.latency.p90_ms, 3)} | ${fmt(x.latency.p99_ms, 3)} | ${fmt(x.latency.p999_ms, 3)} | ${fmt(x.cpuPerRequest, 0)} | ${x.t.non2xx} | ${x.t.errors} | ${x.t.timeouts} |`,
     ),
     '',
     ...comparisons.map(
       (c) =>
         `${target.name} / ${c.baseline}: throughput x${fmt(c.throughput_ratio)} (per round ${c.per_round_throughput_ratio.map((x) => fmt(x)).join(', ')}), ` +
-        `latency p50 x${fmt(c.latency_ratio.p50)}, p90 x${fmt(c.latency_ratio.p90)}, p99 x${fmt(c.latency_ratio.p99)}, p99.9 x${fmt(c.latency_ratio.p999)}`,
+        `latency p50 x${fmt(c.latency_ratio.p50)}, p90 x${fmt(c.latency_ratio.p90)}, p99 x${fmt(c.latency_ratio.p99)}, p99.9 x${fmt(c.latency_ratio.p999)}, ` +
+        `server CPU per request x${fmt(c.cpu_per_request_ratio)}`,
     ),
     '',
   ];
@@ -290,6 +305,7 @@ async function main() {
     index,
     requests_in_stream: paths.length,
     finished_at: new Date().toISOString(),
+    loadavg_at_start: loadAtStart,
     machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg() },
     servers: summaries.map((x) => ({
       name: x.server.name,
@@ -299,6 +315,7 @@ async function main() {
       preflight: preflights.get(x.server),
       rps: x.rps,
       latency: x.latency,
+      cpu_us_per_request: Number.isFinite(x.cpuPerRequest) ? x.cpuPerRequest : null,
       ok: x.t.ok,
       non2xx: x.t.non2xx,
       errors: x.t.errors,

@@ -89,6 +89,13 @@ export interface RouteSpec<P extends TObject = TObject, Q extends TObject = TObj
   beta?: boolean;
   // Declared as a method so the typed handler of `defineRoute` stays assignable to `Route`.
   handler?(req: Req<Static<P>, Static<Q>, Static<H>, Static<B>>): unknown;
+  /**
+   * A synchronous answer for the hot path of a body-less route, tried inside the uWS callback
+   * once the key, parameters and tenant were all found in caches: the 200 JSON body, or
+   * undefined to send the request down the ordinary pipeline (which also renders every error).
+   * It must not have side effects a retry by `handler` would repeat.
+   */
+  fast?(req: Req<Static<P>, Static<Q>, Static<H>, Static<B>>): string | undefined;
 }
 
 /** A route with its types erased, as the table holds it. */

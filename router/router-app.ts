@@ -39,7 +39,7 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const jobs = new JobService(coordinator, data, shards, signer, config, log);
   const events = new MetaHub();
   const pipeline = new RequestPipeline(auth);
-  const server = new HttpServer({ maxJsonBody: config.maxJsonBody, metrics, log }, pipeline.dispatch);
+  const server = new HttpServer({ maxJsonBody: config.maxJsonBody, metrics, log }, pipeline.dispatch, pipeline.fast);
 
   let contract: Contract | null = null;
   const routerDeps: RouterDeps = {

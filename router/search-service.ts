@@ -5,13 +5,13 @@
 // generation, so a cached body is never older than the last write. Without that feed (cluster
 // routers), the shard side's own caches apply and the router does not cache.
 import { pack, unpack } from 'msgpackr';
-import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
+import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
-import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin } from './ranking-config.js';
+import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
@@ -69,18 +69,59 @@ export class SearchService {
     });
   }
 
-  async search(p: SearchParams): Promise<Reply> {
+  /**
+   * The hot path, inside the HTTP callback: the rendered 200 body when the index resolution is
+   * cached and the answer is either in the response cache or computed synchronously by
+   * in-process engines that are loaded. Undefined sends the request to `search` (which also
+   * turns every failure into its error response); nothing here has a side effect but caching.
+   */
+  searchSync(p: SearchParams): string | undefined {
     const started = performance.now();
-    const resolved = await this.data.resolve(p.tenant, p.index);
+    if (p.debug || p.profile) return undefined;
+    const resolved = this.data.resolveCached(p.tenant, p.index);
+    if (resolved === undefined) return undefined;
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
-    // the index schema's `events` settings travel with the query (the shard has no schema)
-    const behavior = resolved.index.schema?.events as Record<string, unknown> | undefined;
+    const behavior = behaviorOf(resolved.index);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
+    if (cacheKey !== null) {
+      const hit = this.cache.get(cacheKey);
+      if (hit !== undefined) {
+        this.hits.inc();
+        return `{"took_ms":${round(performance.now() - started)},${hit}`;
+      }
+    }
+    const routes = this.data.partRoutes(p.tenant, physical);
+    const payload = payloadOf(p, ranking, behavior);
+    const parts: PartResult[] = [];
+    let pending: Promise<unknown>[] | null = null;
+    for (const r of routes) {
+      const api = this.data.client(r.node);
+      if (api.queryValue === undefined) return undefined;
+      const result = api.queryValue({ ref: r.ref, kind: p.kind, payload });
+      if (result instanceof Promise) (pending ??= []).push(result);
+      else parts.push(result as PartResult);
+    }
+    if (pending !== null) {
+      // an engine is still loading: `search` waits for it (these calls share its load)
+      for (const q of pending) q.catch(() => undefined);
+      return undefined;
+    }
+    if (cacheKey !== null) this.misses.inc();
+    const rest = this.render(p, parts, ranking, null);
+    if (cacheKey !== null) this.store(cacheKey, rest);
+    return `{"took_ms":${round(performance.now() - started)},${rest}`;
+  }
+
+  async search(p: SearchParams): Promise<Reply> {
+    const started = performance.now();
+    const resolved = this.data.resolveCached(p.tenant, p.index) ?? (await this.data.resolve(p.tenant, p.index));
+    const physical = resolved.physical;
+    const ranking = this.ranking.select(resolved.index, p.kind, p.query);
+    const behavior = behaviorOf(resolved.index);
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
-    let cacheKey = '';
-    if (useCache) {
-      const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
+    if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -90,25 +131,76 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const payload = pack({
-      query: p.query,
-      limit: p.limit,
-      ...(p.mode ? { mode: p.mode } : {}),
-      ...(p.filters !== undefined ? { filters: p.filters } : {}),
-      ...(p.userId !== undefined ? { user_id: p.userId } : {}),
-      ...(behavior !== undefined ? { behavior } : {}),
-      ...(ranking.payload ? { ranking: ranking.payload } : {}),
-      ...(p.debug ? { debug: true } : {}),
-    });
+    const value = payloadOf(p, ranking, behavior);
+    let packed: Buffer | null = null;
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
-      const r = await api.query({ ref, kind: p.kind, payload });
+      let result: PartResult;
+      if (api.queryValue !== undefined) {
+        // in-process: values, no msgpack round trip
+        const r = api.queryValue({ ref, kind: p.kind, payload: value });
+        result = (r instanceof Promise ? await r : r) as PartResult;
+      } else {
+        packed ??= pack(value);
+        const r = await api.query({ ref, kind: p.kind, payload: packed });
+        result = unpack(r.result) as PartResult;
+      }
       partTimes.push({ part: ref.part, node, ms: round(performance.now() - t0) });
-      return unpack(r.result) as PartResult;
+      return result;
     });
     const gathered = performance.now();
-    const pinned = parts.flatMap((part) => part.pinned ?? []);
     const placed: PlacedPin[] = [];
+    let debug: ((merged: number) => unknown) | null = null;
+    if (p.debug || p.profile) {
+      debug = () => {
+        const done = performance.now();
+        return {
+          physical_index_id: physical.physical_index_id,
+          parts: physical.parts,
+          cache: useCache ? 'miss' : 'bypassed',
+          ranking: rankingDebug(ranking, parts, placed),
+          ...(p.profile
+            ? {
+                profile: {
+                  resolve_ms: round(resolvedAt - started),
+                  scatter_gather_ms: round(gathered - resolvedAt),
+                  merge_ms: round(done - gathered),
+                  parts: partTimes.sort((a, b) => a.part - b.part),
+                  total_ms: round(done - started),
+                },
+              }
+            : {}),
+        };
+      };
+    }
+    const rest = this.render(p, parts, ranking, debug, placed);
+    if (cacheKey !== null) this.store(cacheKey, rest);
+    return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
+  }
+
+  /** The response-cache key, or null when this request may not use the cache. */
+  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined): string | null {
+    if (!this.caching || p.bypassCache || p.debug || p.profile) return null;
+    const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
+    // user_id and the schema's events settings change behaviour ranking; events themselves bump `gen`
+    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+  }
+
+  private store(cacheKey: string, rest: string): void {
+    if (this.cache.size >= MAX_CACHE_ENTRIES) {
+      // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(cacheKey, rest);
+  }
+
+  /**
+   * The response body after its leading `{"took_ms":...,` (parts merged, pins placed, rendered
+   * once). `debug` builds the debug object after the merge (null: none).
+   */
+  private render(p: SearchParams, parts: PartResult[], ranking: RankingSelection, debug: ((merged: number) => unknown) | null, placed: PlacedPin[] = []): string {
+    const pinned = parts.flatMap((part) => part.pinned ?? []);
     const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
@@ -121,38 +213,9 @@ export class SearchService {
       ...(p.kind === 'autocomplete' && p.mode ? { requested_mode: p.mode } : {}),
       index: p.index,
       suggestions: merged,
-      debug: null as unknown,
+      debug: debug === null ? null : debug(merged.length),
     };
-    if (p.debug || p.profile) {
-      const done = performance.now();
-      body.debug = {
-        physical_index_id: physical.physical_index_id,
-        parts: physical.parts,
-        cache: useCache ? 'miss' : 'bypassed',
-        ranking: rankingDebug(ranking, parts, placed),
-        ...(p.profile
-          ? {
-              profile: {
-                resolve_ms: round(resolvedAt - started),
-                scatter_gather_ms: round(gathered - resolvedAt),
-                merge_ms: round(done - gathered),
-                parts: partTimes.sort((a, b) => a.part - b.part),
-                total_ms: round(done - started),
-              },
-            }
-          : {}),
-      };
-    }
-    const rest = JSON.stringify(body).slice(1);
-    if (useCache) {
-      if (this.cache.size >= MAX_CACHE_ENTRIES) {
-        // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
-        const oldest = this.cache.keys().next().value;
-        if (oldest !== undefined) this.cache.delete(oldest);
-      }
-      this.cache.set(cacheKey, rest);
-    }
-    return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
+    return JSON.stringify(body).slice(1);
   }
 
   /** Forget cached answers of one physical index (used when it is dropped or swapped). */
@@ -161,6 +224,21 @@ export class SearchService {
     this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
   }
 }
+
+/** The index schema's `events` settings: they travel with the query (the shard has no schema). */
+const behaviorOf = (index: IndexRecord) => index.schema?.events as Record<string, unknown> | undefined;
+
+/** The query as the shards take it (msgpack-encoded over gRPC, as is in process). */
+const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<string, unknown> | undefined) => ({
+  query: p.query,
+  limit: p.limit,
+  ...(p.mode ? { mode: p.mode } : {}),
+  ...(p.filters !== undefined ? { filters: p.filters } : {}),
+  ...(p.userId !== undefined ? { user_id: p.userId } : {}),
+  ...(behavior !== undefined ? { behavior } : {}),
+  ...(ranking.payload ? { ranking: ranking.payload } : {}),
+  ...(p.debug ? { debug: true } : {}),
+});
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 

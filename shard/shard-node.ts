@@ -13,7 +13,7 @@ import { decodeEvents, encodeEvent, type EngagementEvent } from '../node/runtime
 import { partitionOf } from '../node/runtime/hash.js';
 import type { NodeId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
-import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
+import type { QueryValueRequest, ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
 import { indexPartId } from './index-keys.js';
 import { BlobStore } from './jobs/blob-store.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job-runner.js';
@@ -339,6 +339,30 @@ export class ShardNode implements ShardApi, HandoffHost {
     } finally {
       this.leave();
     }
+  }
+
+  /**
+   * `query` without msgpack, for the in-process transport: the same checks, the handler's result
+   * as it is. Synchronous when the partition is open and the handler answers at once.
+   */
+  queryValue(req: QueryValueRequest): unknown {
+    const ref = this.accept(req.ref, false);
+    if (!QUERY_KINDS.has(req.kind)) fail('bad_request', { reason: `Unknown query kind '${req.kind}'` });
+    const kind = req.kind as QueryKind;
+    const store = this.ready[ref.partition];
+    this.enter();
+    let result: unknown;
+    try {
+      result = store
+        ? this.queryHandler.query({ store, ref, kind, payload: req.payload })
+        : this.store(ref.partition).then((s) => this.queryHandler.query({ store: s, ref, kind, payload: req.payload }));
+    } catch (err) {
+      this.leave();
+      throw err;
+    }
+    if (result instanceof Promise) return result.finally(() => this.leave());
+    this.leave();
+    return result;
   }
 
   async partitionStats(_req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {

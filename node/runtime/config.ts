@@ -71,6 +71,8 @@ export interface Config {
   eventsBurst: number;
   grpcPort: number;
   nodeId: string | undefined;
+  /** membership lease TTL: a node is declared dead this long after it stops renewing; long enough
+   *  that a busy event loop (a large engine build on a loaded machine) does not lose the lease */
   memberTtlSeconds: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -148,7 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventsBurst: DEFAULT_EVENTS_BURST,
     grpcPort: 0,
     nodeId: undefined,
-    memberTtlSeconds: 5,
+    memberTtlSeconds: 10,
     logLevel: 'info',
     ...file,
   };

@@ -13,6 +13,12 @@ export interface ShardApi {
   dropIndex(req: pb.DropIndexRequest): Promise<pb.DropIndexResponse>;
   indexStats(req: pb.IndexStatsRequest): Promise<pb.IndexStatsResponse>;
   query(req: pb.QueryRequest): Promise<pb.QueryResponse>;
+  /**
+   * The same query with its payload and result as values, not msgpack: only the in-process
+   * transport offers it. Synchronous when the part's partition and engine are loaded (the
+   * router's hot path answers inside the HTTP callback then), a promise otherwise.
+   */
+  queryValue?(req: QueryValueRequest): unknown;
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse>;
   /** Appends engagement events to the part holding their documents (a write: in index order). */
   recordEvents(req: pb.RecordEventsRequest): Promise<pb.RecordEventsResponse>;
@@ -25,6 +31,13 @@ export interface ShardApi {
   startJob(req: pb.JobRequest): Promise<pb.JobResponse>;
   /** Stops the runner of a job at its next batch. */
   cancelJob(req: pb.JobRequest): Promise<pb.JobResponse>;
+}
+
+export interface QueryValueRequest {
+  ref: pb.IndexRef;
+  kind: string;
+  /** what QueryRequest.payload would decode to */
+  payload: unknown;
 }
 
 /** Finds the client for a shard node; throws `unavailable` when the node is not reachable. */

@@ -4,9 +4,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { invalid, validationError } from '../../node/runtime/errors.js';
 import { issuesOf } from '../request-validator.js';
-import { defineRoute, type Route } from '../route.js';
+import { defineRoute, type Req, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
-import type { SearchKind } from '../search-service.js';
+import type { SearchKind, SearchParams } from '../search-service.js';
 import {
   AutocompleteResponse,
   Filters,
@@ -65,6 +65,36 @@ export function parseFilters(raw: string | undefined): Static<typeof Filters> | 
 
 const bypassed = (flag: boolean, header: string | undefined) => flag || (header !== undefined && header !== '' && header !== '0' && header.toLowerCase() !== 'false');
 
+function typeaheadParams(req: Req<unknown, Static<typeof TypeaheadQuery>, Static<typeof BypassHeader>>): SearchParams {
+  return {
+    kind: 'typeahead',
+    tenant: tenantOf(req).id,
+    index: req.query.index,
+    query: req.query.query,
+    limit: req.query.limit,
+    bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
+  };
+}
+
+/** Autocomplete parameters; raises the 422 of bad filters and the 403 of a plan without personalization. */
+function autocompleteParams(req: Req<unknown, Static<typeof AutocompleteQuery>, Static<typeof BypassHeader>>): SearchParams {
+  const filters = parseFilters(req.query.filters);
+  if (req.query.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
+  return {
+    kind: 'autocomplete',
+    tenant: tenantOf(req).id,
+    index: req.query.index,
+    query: req.query.query,
+    limit: req.query.limit,
+    mode: req.query.mode,
+    filters,
+    debug: req.query.debug,
+    profile: req.query.profile,
+    bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
+    userId: req.query.user_id,
+  };
+}
+
 export function searchRoutes(deps: RouterDeps): Route[] {
   const queryMethod = (kind: SearchKind, path: string, operationId: string, summary: string, response: typeof TypeaheadResponse) =>
     defineRoute({
@@ -98,15 +128,8 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       headers: BypassHeader,
       response: { description: 'Suggestions (`{id, type, title, score}`).', schema: TypeaheadResponse },
       errors: ['index_not_found', 'unavailable'],
-      handler: (req) =>
-        deps.search.search({
-          kind: 'typeahead',
-          tenant: tenantOf(req).id,
-          index: req.query.index,
-          query: req.query.query,
-          limit: req.query.limit,
-          bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
-        }),
+      handler: (req) => deps.search.search(typeaheadParams(req)),
+      fast: (req) => deps.search.searchSync(typeaheadParams(req)),
     }),
     queryMethod('typeahead', '/v1/typeahead', 'typeaheadQuery', 'Prefix suggestions (QUERY method)', TypeaheadResponse),
 
@@ -123,23 +146,8 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       headers: BypassHeader,
       response: { description: 'Suggestions.', schema: AutocompleteResponse },
       errors: ['index_not_found', 'plan_required', 'unavailable'],
-      handler(req) {
-        const filters = parseFilters(req.query.filters);
-        if (req.query.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
-        return deps.search.search({
-          kind: 'autocomplete',
-          tenant: tenantOf(req).id,
-          index: req.query.index,
-          query: req.query.query,
-          limit: req.query.limit,
-          mode: req.query.mode,
-          filters,
-          debug: req.query.debug,
-          profile: req.query.profile,
-          bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
-          userId: req.query.user_id,
-        });
-      },
+      handler: (req) => deps.search.search(autocompleteParams(req)),
+      fast: (req) => deps.search.searchSync(autocompleteParams(req)),
     }),
     queryMethod('autocomplete', '/v1/autocomplete', 'autocompleteQuery', 'Ranked suggestions (QUERY method)', AutocompleteResponse),
 

@@ -11,6 +11,8 @@ import { generateApiKey, generateKeyId } from '../../node/runtime/api-keys.js';
 import { loadConfig, type Config } from '../../node/runtime/config.js';
 import { KeyId, NodeId, TenantId } from '../../node/runtime/ids.js';
 import { setLogLevel } from '../../node/runtime/log.js';
+import type { ShardDirectory } from '../../node/runtime/shard-api.js';
+import { SearchHost } from '../../shard/search/search-host.js';
 import { ShardNode } from '../../shard/shard-node.js';
 import { createRouterApp, type RouterApp } from '../router-app.js';
 
@@ -28,7 +30,11 @@ export interface TestRouter {
   close(): Promise<void>;
 }
 
-export async function startRouter(overrides: Partial<Config> = {}): Promise<TestRouter> {
+/**
+ * `search`: attach the search engine to the shard node and give the router the change feed of the
+ * single-node mode (so its response cache is on), as `node/main.ts` does.
+ */
+export async function startRouter(overrides: Partial<Config> = {}, opts: { search?: boolean } = {}): Promise<TestRouter> {
   setLogLevel('error');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'router-test-'));
   const config: Config = { ...loadConfig({}), dataDir, partitions: 4, ...overrides };
@@ -52,7 +58,14 @@ export async function startRouter(overrides: Partial<Config> = {}): Promise<Test
   shard.setPlacement(table);
   await coordinator.putPlacement(table, 0);
   const lease: Lease = await coordinator.register({ node_id: nodeId, roles: ['router', 'shard', 'coordinator'], grpc_address: null, http_address: null, started_at: new Date().toISOString() }, 30);
-  const app: RouterApp = await createRouterApp({ config, coordinator, shards: { client: () => shard }, nodeId });
+  let shards: ShardDirectory = { client: () => shard };
+  if (opts.search) {
+    const search = new SearchHost({ dataDir });
+    shard.setQueryHandler(search);
+    shard.onChange(search.onChange);
+    shards = { client: () => shard, subscribeChanges: (listener) => shard.onChange((e) => listener(e.ref.tenantId, e.ref.physicalIndexId)) };
+  }
+  const app: RouterApp = await createRouterApp({ config, coordinator, shards, nodeId });
   const port = await app.listen('127.0.0.1', 0);
   const url = `http://127.0.0.1:${port}`;
 

@@ -50,6 +50,11 @@ const MAX_WORDS = 12;
 const MAX_DROP_WORDS = 6;
 /** In the loosest pass, terms found in more than this share of a segment are skipped. */
 const LOOSE_MAX_SHARE = 0.15;
+/**
+ * A posting list longer than this many times the documents still in the running is probed for
+ * them (galloping search) rather than scanned; the scores are the same either way.
+ */
+const PROBE_COST = 16;
 /** A word found in this many documents is taken as typed (no typo expansion). */
 const KNOWN_DF = 3;
 
@@ -295,6 +300,39 @@ function searchSegment(
     order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
     if (cost[order[0] as number] === 0) return 0;
   }
+  /** Scores posting `p` (of document `d`) for the current word: keeps the word's best expansion. */
+  const scorePosting = (p: number, d: number, termIdf: number, e: Expansion): void => {
+    if (hasDeletes && tomb[d] !== 0) return;
+    if (predicate !== null) {
+      let st = filterState[d] as number;
+      if (st === 0) {
+        st = predicate(d) ? 1 : -1;
+        filterState[d] = st;
+        touched.push(d);
+      }
+      if (st < 0) return;
+    }
+    const packed = postTf[p] as number;
+    let tf = 0;
+    const base = d * FIELD_COUNT;
+    for (let f = 0, bits = packed & 0x3fffffff; bits !== 0; f++, bits >>>= TF_BITS) {
+      const c = bits & TF_MAX;
+      if (c !== 0) tf += c * (norms[base + f] as number);
+    }
+    let s = (termIdf * tf * (K1 + 1)) / (K1 + tf);
+    if (packed >= ALT_ONLY) s *= packed >= PART_ONLY ? PART_ONLY_FACTOR : ALT_ONLY_FACTOR;
+    const prev = best[d] as number;
+    if (prev === 0) wordTouched.push(d);
+    if (s > prev) {
+      best[d] = s;
+      bestTypos[d] = e.typos;
+      bestPos[d] = postPos[p] as number;
+      bestWeak[d] = (packed & STRONG_FIELDS) === 0 ? 1 : 0;
+    }
+  };
+  // With every word required, documents still in the running after the first word (sorted):
+  // a later word's long posting list is probed for them instead of scanned.
+  let running: number[] | null = null;
   for (let step = 0; step < na; step++) {
     const w = order[step] as number;
     const list = expansions[w] as Expansion[];
@@ -302,43 +340,41 @@ function searchSegment(
       const e = list[x] as Expansion;
       const t = (termIds[w] as number[])[x] as number;
       if (t < 0) continue;
-      // Scanning a word in most documents for a loose match costs the most and decides little
-      if (!all && (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number) > LOOSE_MAX_SHARE * D) continue;
-      const termIdf = ((idfs[w] as Map<string, number>).get(e.term) as number) * e.factor;
+      const from = seg.postOffsets[t] as number;
       const to = seg.postOffsets[t + 1] as number;
-      for (let p = seg.postOffsets[t] as number; p < to; p++) {
+      // Scanning a word in most documents for a loose match costs the most and decides little
+      if (!all && to - from > LOOSE_MAX_SHARE * D) continue;
+      const termIdf = ((idfs[w] as Map<string, number>).get(e.term) as number) * e.factor;
+      if (running !== null && running.length * PROBE_COST < to - from) {
+        // galloping intersection: each running document is looked up from where the last one was found
+        let lo = from;
+        for (let i = 0; i < running.length && lo < to; i++) {
+          const d = running[i] as number;
+          let step2 = 1;
+          let hi = lo;
+          while (hi < to && (postDocs[hi] as number) < d) {
+            lo = hi + 1;
+            hi += step2;
+            step2 <<= 1;
+          }
+          if (hi > to) hi = to;
+          while (lo < hi) {
+            const mid = (lo + hi) >>> 1;
+            if ((postDocs[mid] as number) < d) lo = mid + 1;
+            else hi = mid;
+          }
+          if (lo < to && postDocs[lo] === d) scorePosting(lo, d, termIdf, e);
+        }
+        continue;
+      }
+      for (let p = from; p < to; p++) {
         const d = postDocs[p] as number;
         if (all && matchedCount[d] !== step) continue;
-        if (hasDeletes && tomb[d] !== 0) continue;
-        if (predicate !== null) {
-          let st = filterState[d] as number;
-          if (st === 0) {
-            st = predicate(d) ? 1 : -1;
-            filterState[d] = st;
-            touched.push(d);
-          }
-          if (st < 0) continue;
-        }
-        const packed = postTf[p] as number;
-        let tf = 0;
-        const base = d * FIELD_COUNT;
-        for (let f = 0, bits = packed & 0x3fffffff; bits !== 0; f++, bits >>>= TF_BITS) {
-          const c = bits & TF_MAX;
-          if (c !== 0) tf += c * (norms[base + f] as number);
-        }
-        let s = (termIdf * tf * (K1 + 1)) / (K1 + tf);
-        if (packed >= ALT_ONLY) s *= packed >= PART_ONLY ? PART_ONLY_FACTOR : ALT_ONLY_FACTOR;
-        const prev = best[d] as number;
-        if (prev === 0) wordTouched.push(d);
-        if (s > prev) {
-          best[d] = s;
-          bestTypos[d] = e.typos;
-          bestPos[d] = postPos[p] as number;
-          bestWeak[d] = (packed & STRONG_FIELDS) === 0 ? 1 : 0;
-        }
+        scorePosting(p, d, termIdf, e);
       }
     }
     if (all && wordTouched.length === 0) break;
+    if (all && step + 1 < na) running = wordTouched.slice().sort((a, b) => a - b);
     for (const d of wordTouched) {
       if (predicate === null && matchedCount[d] === 0) touched.push(d);
       total[d] = (total[d] as number) + (best[d] as number);

@@ -76,8 +76,13 @@ export class SearchHost implements QueryHandler {
     apply(entry.engine, entry.behavior, event, 0);
   };
 
-  async query(ctx: QueryContext): Promise<unknown> {
-    const { engine, behavior } = await this.loadedFor(ctx.store, ctx.ref);
+  /** Synchronous once the part's engine is loaded (the in-process hot path relies on it). */
+  query(ctx: QueryContext): unknown {
+    const loaded = this.loadedFor(ctx.store, ctx.ref);
+    return loaded instanceof Promise ? loaded.then((l) => this.run(l, ctx)) : this.run(loaded, ctx);
+  }
+
+  private run({ engine, behavior }: Loaded, ctx: QueryContext): unknown {
     const payload = (ctx.payload ?? {}) as Record<string, unknown>;
     const settings = behaviorSettings(payload.behavior);
     const learned = settings.enabled && !behavior.isEmpty;

@@ -1,0 +1,23 @@
+// CPU time a server process spent (user + system), read from /proc: what each answer cost the
+// server, a figure that holds up better than throughput when other work shares the cores (a
+// busy machine slows a server down but barely changes the CPU each request needs). Linux only;
+// elsewhere it reports nothing.
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux ABI Node runs on
+
+/** Seconds of CPU the process has used so far, or null when /proc cannot tell. */
+export function processCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name (field 2) may hold spaces: fields are counted after its closing parenthesis
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    if (!Number.isFinite(utime) || !Number.isFinite(stime)) return null;
+    return (utime + stime) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
