@@ -9,7 +9,7 @@ import { analyzeQuery } from '../node/runtime/text/analyze-query.js';
 import { singular } from '../node/runtime/text/tokenize.js';
 import { PREDICT_MODEL } from './predict-coefficients.js';
 
-export const FEATURES = ['document', 'share', 'relative', 'top', 'coverage', 'exact', 'starts', 'corrected', 'query_length', 'extra_words', 'suggested', 'typos'] as const;
+export const FEATURES = ['document', 'share', 'relative', 'top', 'rank', 'source_size', 'coverage', 'exact', 'starts', 'corrected', 'query_length', 'extra_words', 'suggested', 'typos'] as const;
 export type Feature = (typeof FEATURES)[number];
 export type Features = Record<Feature, number>;
 
@@ -24,8 +24,8 @@ export const REASON_CODES = {
   popular_suggestion: 'The candidate comes from the precomputed suggestions and leads its list.',
   top_document: 'The candidate is the best document retrieved for the query.',
   behavioral_boost: 'Click events on this candidate raised it (click behaviour signal).',
-  synonym: "The candidate matched through a synonym of the index schema's synonyms.",
-  merchandised: 'A merchandising rule pinned or boosted the candidate.',
+  synonym: "The candidate was found through a synonym of the index schema's synonyms (metadata.synonym).",
+  merchandised: 'A merchandising rule pinned or boosted the candidate (metadata.merchandised; buries do not count).',
   personalized: "The candidate was raised by the user's own history (user_id, paid plans).",
   action_mapping: "The action comes from the index schema's action_mappings.",
 } as const;
@@ -57,7 +57,7 @@ export function queryView(effective: string, corrected: boolean): QueryView {
 const fold = (w: string) => singular(w) ?? w;
 
 /** Features of a candidate among the merged candidates of its source. */
-export function featuresOf(c: PredictCandidate, q: QueryView, sourceSum: number, sourceMax: number): Features {
+export function featuresOf(c: PredictCandidate, q: QueryView, sourceSum: number, sourceMax: number, sourceCount = 20): Features {
   const label = analyzeQuery(c.label).words.map((w) => w.term);
   const labelSet = new Set(label.map(fold));
   let covered = 0;
@@ -72,6 +72,8 @@ export function featuresOf(c: PredictCandidate, q: QueryView, sourceSum: number,
     share: sourceSum > 0 ? c.score / sourceSum : 0,
     relative: sourceMax > 0 ? c.score / sourceMax : 0,
     top: c.rank === 0 ? 1 : 0,
+    rank: Math.min(1, Math.log1p(c.rank) / Math.log1p(20)),
+    source_size: Math.min(1, sourceCount / 20),
     coverage,
     exact: labelNorm === q.normalized ? 1 : 0,
     starts: labelNorm.startsWith(q.normalized) ? 1 : 0,
@@ -110,10 +112,22 @@ export function reasonCodes(c: PredictCandidate, f: Features, extra: { rule: boo
   if (!extra.rule && f.top) codes.push(c.source === 'suggestion' ? 'popular_suggestion' : 'top_document');
   if (signal(c.signals.behavior)) codes.push('behavioral_boost');
   if (signal(c.signals.synonym)) codes.push('synonym');
-  if (signal(c.signals.merchandised)) codes.push('merchandised');
+  if (promoted(c.signals.merchandised)) codes.push('merchandised');
   if (signal(c.signals.personalized)) codes.push('personalized');
   if (extra.mapped) codes.push('action_mapping');
   return codes;
+}
+
+/**
+ * Merchandising marks (`[{id, action, factor?, position?}]`) that raise a candidate: a pin, or a
+ * boost. A bury is merchandising too, but it is no reason to predict the candidate.
+ */
+export function promoted(v: unknown): boolean {
+  if (!Array.isArray(v)) return signal(v);
+  return v.some((m) => {
+    const mark = m as { action?: unknown; factor?: unknown };
+    return mark.action === 'pin' || (mark.action === 'boost' && (typeof mark.factor !== 'number' || mark.factor > 1));
+  });
 }
 
 /** A metadata signal counts when it is true, a positive number, or a non-empty string/object. */

@@ -25,6 +25,7 @@ import {
   confidenceOf,
   featuresOf,
   logOdds,
+  promoted,
   queryView,
   reasonCodes,
   signal,
@@ -32,6 +33,7 @@ import {
   type QueryView,
   type ReasonCode,
 } from './predict-model.js';
+import { RankingConfig } from './ranking-config.js';
 import { Reply } from './route.js';
 
 export const PREDICT_DEFAULT_LIMIT = 5;
@@ -109,6 +111,7 @@ export class PredictService {
   private readonly caching: boolean;
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
+  private readonly ranking = new RankingConfig();
 
   constructor(
     private readonly data: DataPlane,
@@ -129,13 +132,16 @@ export class PredictService {
     const resolved = await this.data.resolve(p.tenant, p.index);
     const config = predictConfigOf(resolved.index);
     if (config.enabled === false) fail('predict_disabled', { index: p.index });
+    // synonyms and merchandising rules apply as they do to autocomplete (documents) and typeahead
+    const ranking = this.ranking.select(resolved.index, 'autocomplete', p.query);
+    const suggestRanking = this.ranking.select(resolved.index, 'typeahead', p.query);
     const debug = p.include?.debug === true;
     const useCache = this.caching && !debug;
     const physical = resolved.physical;
     let cacheKey = '';
     if (useCache) {
       const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-      cacheKey = JSON.stringify([p.tenant, physical.physical_index_id, gen, resolved.index.updated_at, p.index, p.query, p.limit, p.userId, p.filters, p.allowedTypes, p.include]);
+      cacheKey = JSON.stringify([p.tenant, physical.physical_index_id, gen, resolved.index.updated_at, ranking.cacheKey, suggestRanking.cacheKey, p.index, p.query, p.limit, p.userId, p.filters, p.allowedTypes, p.include]);
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
         this.hits.inc();
@@ -147,7 +153,16 @@ export class PredictService {
     const types = new Set<PredictionType>(p.allowedTypes ?? (config.default_types && config.default_types.length > 0 ? config.default_types : PREDICTION_TYPES));
     const mappings = config.action_mappings ?? {};
     const fields = [...new Set(Object.values(mappings).flatMap((m) => (m ? [m.target_field, m.label_field] : [])))];
-    const payload = pack({ query: p.query, candidates: CANDIDATES_PER_SOURCE, fields, ...(p.filters !== undefined ? { filters: p.filters } : {}), ...(p.userId ? { user_id: p.userId } : {}), ...(resolved.index.schema?.events !== undefined ? { behavior: resolved.index.schema.events } : {}) });
+    const payload = pack({
+      query: p.query,
+      candidates: CANDIDATES_PER_SOURCE,
+      fields,
+      ...(p.filters !== undefined ? { filters: p.filters } : {}),
+      ...(p.userId ? { user_id: p.userId } : {}),
+      ...(ranking.payload ? { ranking: ranking.payload } : {}),
+      ...(suggestRanking.payload ? { suggest_ranking: suggestRanking.payload } : {}),
+      ...(resolved.index.schema?.events !== undefined ? { behavior: resolved.index.schema.events } : {}),
+    });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref) => unpack((await api.query({ ref, kind: 'predict', payload })).result) as PredictPartResult);
     const gathered = performance.now();
 
@@ -158,16 +173,18 @@ export class PredictService {
     const scored: Scored[] = [];
     const sums = { suggestion: 0, document: 0 };
     const maxes = { suggestion: 0, document: 0 };
+    const counts = { suggestion: 0, document: 0 };
     for (const c of merged) {
       sums[c.source] += c.score;
+      counts[c.source]++;
       maxes[c.source] = Math.max(maxes[c.source], c.score);
     }
     for (const c of merged) {
       if (!types.has(c.type)) continue;
-      const f = featuresOf(c, q, sums[c.source], maxes[c.source]);
+      const f = featuresOf(c, q, sums[c.source], maxes[c.source], counts[c.source]);
       let z = logOdds(f);
       if (signal(c.signals.behavior)) z += BEHAVIOR_LOG_ODDS;
-      if (signal(c.signals.merchandised)) z += MERCHANDISED_LOG_ODDS;
+      if (promoted(c.signals.merchandised)) z += MERCHANDISED_LOG_ODDS;
       const mapping = mappings[c.type];
       const target = mapping ? c.fields[mapping.target_field] : undefined;
       const label = (mapping && c.fields[mapping.label_field]) || c.label;
@@ -247,6 +264,7 @@ export class PredictService {
         physical_index_id: physical.physical_index_id,
         parts: physical.parts,
         model: PREDICT_MODEL.version,
+        ranking: ranking.debug,
         allowed_types: [...types],
         context: p.context ?? null,
         effective_query: { words: q.words, last_word_is_prefix: q.lastIsPrefix, corrected: q.corrected },

@@ -514,7 +514,19 @@ export const AutocompleteSuggestion = named(
     price: Type.Union([Type.Number(), Type.Null()]),
     currency: Type.Union([Type.String(), Type.Null()]),
     score: Type.Number(),
-    metadata: Type.Object({ concepts: Type.Array(Type.String()) }, { additionalProperties: true }),
+    metadata: Type.Object(
+      {
+        concepts: Type.Array(Type.String()),
+        synonym: Type.Optional(Type.Object({ from: Type.String(), to: Type.String() }, { description: 'Present when only a synonym reading of the query found the document (from the index schema).' })),
+        merchandised: Type.Optional(
+          Type.Array(
+            Type.Object({ id: Type.String(), action: Type.String(), factor: Type.Optional(Type.Number()), position: Type.Optional(Type.Integer()) }),
+            { description: 'The merchandising rules that acted on this suggestion: boost/bury with their factor, pin with the position it took.' },
+          ),
+        ),
+      },
+      { additionalProperties: true },
+    ),
   }),
 );
 

@@ -4,7 +4,9 @@
 // per-index write order (IndexMailbox), change notifications for the search engine, the files
 // and runner of ingestion and export jobs (jobs/), and the orderly close (running jobs stop at
 // their next batch, accepted writes finish, then every partition closes).
+import { readdirSync } from 'node:fs';
 import { access, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { pack, unpack } from 'msgpackr';
 import type * as pb from '../proto/gen/shard.js';
 import type { Coordinator, PlacementTable } from '../coordinator/coordinator.js';
@@ -157,6 +159,19 @@ export class ShardNode implements ShardApi, HandoffHost {
     if (pending) await pending.then((s) => s.close(), () => undefined);
     this.queryHandler.forgetPartition?.(partition);
     await rm(PartitionStore.location(this.dataDir, partition), { recursive: true, force: true });
+  }
+
+  /** HandoffHost: partitions with a directory under this node's data dir. */
+  storedPartitions(): number[] {
+    try {
+      return readdirSync(path.dirname(PartitionStore.location(this.dataDir, 0)))
+        .map((name) => /^p(\d+)$/.exec(name)?.[1])
+        .filter((n): n is string => n !== undefined)
+        .map(Number)
+        .filter((n) => n < this.partitions);
+    } catch {
+      return [];
+    }
   }
 
   /** HandoffHost: an empty partition in place of whatever was there. */

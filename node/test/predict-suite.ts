@@ -317,6 +317,45 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
       }
     });
 
+    it('applies schema synonyms and merchandising rules, with their reason codes and confidence', async () => {
+      try {
+        expect((await putSchema({ synonyms: [['zorblat', 'otterbox']] })).status).toBe(200);
+        await waitFor(async () => (await predict({ index, query: 'zorblat', allowed_types: ['product'] })).body.prediction !== null, 10_000, 'synonyms');
+        const syn = await predict({ index, query: 'zorblat', allowed_types: ['product'], limit: 3 });
+        for (const p of [syn.body.prediction!, ...syn.body.alternatives]) {
+          expect(p.label).toMatch(/otterbox/i);
+          expect(p.reason_codes).toContain('synonym');
+        }
+        // a boost marks and raises the boosted document; a bury is no reason to predict
+        const base = await predict({ index, query: 'iphone case', allowed_types: ['product'], limit: 10, include: { debug: true } });
+        const target = base.body.alternatives[4]!;
+        const buried = base.body.alternatives[0]!;
+        const rules = [
+          { id: 'push', action: 'boost', target: { ids: [target.entity.id] }, factor: 50 },
+          { id: 'sink', action: 'bury', target: { ids: [buried.entity.id] }, factor: 0.5 },
+          { id: 'pinned', action: 'pin', target: { ids: ['help-returns'] }, position: 1, when: { contains: 'iphone case' } },
+        ];
+        expect((await api.call('PUT', `/v1/indexes/${index}/merchandising`, { key, body: { rules } })).status).toBe(200);
+        const find = async () => {
+          const r = await predict({ index, query: 'iphone case', allowed_types: ['product', 'content'], limit: 20 });
+          return [r.body.prediction!, ...r.body.alternatives];
+        };
+        await waitFor(async () => (await find()).some((p) => p.entity.id === target.entity.id && p.reason_codes.includes('merchandised')), 10_000, 'boost');
+        const all = await find();
+        expect(all.findIndex((p) => p.entity.id === target.entity.id)).toBeLessThan(5);
+        const top = all.find((p) => p.entity.id === target.entity.id)!;
+        expect(top.reason_codes).toContain('merchandised');
+        expect(top.confidence).toBeGreaterThan(target.confidence);
+        const sunk = all.find((p) => p.entity.id === buried.entity.id);
+        if (sunk) expect(sunk.reason_codes).not.toContain('merchandised');
+        const pin = all.find((p) => p.entity.id === 'help-returns');
+        expect(pin?.reason_codes).toContain('merchandised');
+      } finally {
+        expect((await putSchema({})).status).toBe(200);
+        expect((await api.call('PUT', `/v1/indexes/${index}/merchandising`, { key, body: { rules: [] } })).status).toBe(200);
+      }
+    });
+
     it('shows an acknowledged write to the next prediction, and nothing for a query nothing matches', async () => {
       await waitFor(async () => (await predict({ index, query: 'zyxwq' })).body.prediction === null, 10_000, 'schema reset');
       const none = await predict({ index, query: 'zyxwq' });

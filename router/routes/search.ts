@@ -121,6 +121,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       path: '/v1/typeahead',
       operationId: 'typeahead',
       summary: 'Prefix suggestions for search-as-you-type',
+      description: 'Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.',
       tags,
       access: 'public',
       tenant: true,
@@ -138,7 +139,10 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       path: '/v1/autocomplete',
       operationId: 'autocomplete',
       summary: 'Ranked suggestions with modes, filters and personalization',
-      description: 'When `mode` is omitted the index default applies (`hybrid`). `user_id` needs a paid plan (403 `plan_required`).',
+      description:
+        'When `mode` is omitted the index default applies (`hybrid`). `user_id` needs a paid plan (403 `plan_required`). ' +
+        'Synonyms of the index schema and merchandising rules apply (see IndexSchema and Merchandising); with `debug=true`, `debug.ranking` shows ' +
+        '`{config_version, synonyms: [{from, to, query, hits, kept}], rules: [{id, action, status: applied|disabled|not_started|ended|query_mismatch|not_on_typeahead, hidden?}], pins: [{id, rule, position}]}`.',
       tags,
       access: 'public',
       tenant: true,

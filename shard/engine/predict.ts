@@ -6,6 +6,7 @@
 // decided here: the router merges the parts' candidates and scores them (router/predict-model.ts).
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import { isPredictionType, type PredictCandidate, type PredictPartResult, type PredictionType } from '../../node/runtime/predict-types.js';
+import type { RankingPayload } from '../../node/runtime/ranking-payload.js';
 import type { FilterSpec } from './filters.js';
 import type { AutocompleteRequest, AutocompleteResult, SuggestResult, SuggestionType, TypeaheadRequest, TypeaheadSuggestion } from './types.js';
 
@@ -16,6 +17,10 @@ export interface PredictRequest {
   filters?: FilterSpec | null;
   /** document fields whose values the caller needs (action mappings' target and label fields) */
   fields?: readonly string[];
+  /** the index's synonyms and merchandising rules for document retrieval (as autocomplete) */
+  ranking?: RankingPayload | null;
+  /** the rules that apply to the suggestion tables (as typeahead: hides) */
+  suggestRanking?: RankingPayload | null;
 }
 
 /** What predict needs of the engine (SuggestEngine implements it). */
@@ -41,8 +46,8 @@ const SUGGESTION_PREDICTION: Record<SuggestionType, PredictionType> = {
 
 export function predictCandidates(source: PredictSource, req: PredictRequest): PredictPartResult {
   const k = Math.max(1, Math.min(50, req.candidates ?? DEFAULT_CANDIDATES));
-  const ta = source.typeahead({ query: req.query, limit: k });
-  const ac = source.autocomplete({ query: req.query, limit: k, mode: 'fts_only', filters: req.filters ?? null });
+  const ta = source.typeahead({ query: req.query, limit: k, ranking: req.suggestRanking ?? null });
+  const ac = source.autocomplete({ query: req.query, limit: k, mode: 'fts_only', filters: req.filters ?? null, ranking: req.ranking ?? null });
   const fields = req.fields ?? [];
   const candidates: PredictCandidate[] = [];
   const suggestedProducts = new Set<string>();
@@ -72,12 +77,28 @@ export function predictCandidates(source: PredictSource, req: PredictRequest): P
     });
   });
 
-  ac.suggestions.forEach((s, rank) => {
+  // pinned documents the query did not retrieve join the documents, marked as merchandised
+  const retrieved = new Set(ac.suggestions.map((s) => s.id));
+  const pinned = (ac.pinned ?? []).filter((p) => !retrieved.has(p.suggestion.id));
+  const pinMarks = new Map<string, unknown[]>();
+  for (const p of ac.pinned ?? []) {
+    const marks = pinMarks.get(p.suggestion.id) ?? [];
+    marks.push({ id: p.rule, action: 'pin', position: p.position });
+    pinMarks.set(p.suggestion.id, marks);
+  }
+  // a pin is the merchant's statement that the document belongs at its position: it gets the
+  // score of the document retrieved there (or the last one) instead of the 0 the query gave it
+  const topScore = (pos: number) => ac.suggestions[Math.min(pos, ac.suggestions.length) - 1]?.score ?? 1;
+  const docs = [...ac.suggestions, ...pinned.map((p) => ({ ...p.suggestion, score: topScore(p.position) }))];
+
+  docs.forEach((s, rank) => {
     const doc = source.get(s.id);
     const declared = doc?.raw?.[PREDICT_TYPE_KEY];
     const type: PredictionType = isPredictionType(declared) ? declared : 'product';
     const signals: Record<string, unknown> = {};
     for (const key of SIGNAL_KEYS) if (s.metadata && key in s.metadata) signals[key] = (s.metadata as Record<string, unknown>)[key];
+    const pins = pinMarks.get(s.id);
+    if (pins) signals.merchandised = [...(Array.isArray(signals.merchandised) ? (signals.merchandised as unknown[]) : []), ...pins];
     candidates.push({
       key: `d:${s.id}`,
       type,

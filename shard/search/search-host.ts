@@ -313,7 +313,7 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
 }
 
 function predictRequest(payload: Record<string, unknown>): PredictRequest {
-  const req: PredictRequest = { query: queryOf(payload) };
+  const req: PredictRequest = { query: queryOf(payload), ranking: parseRankingPayload(payload.ranking), suggestRanking: parseRankingPayload(payload.suggest_ranking) };
   if (payload.candidates !== undefined) {
     const n = payload.candidates;
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 50) invalid(['body', 'candidates'], 'candidates must be an integer from 1 to 50', 'value_error.range');
