@@ -5,7 +5,7 @@
 // generation, so a cached body is never older than the last write. Without that feed (cluster
 // routers), the shard side's own caches apply and the router does not cache.
 import { pack, unpack } from 'msgpackr';
-import type { PhysicalIndexRecord } from '../coordinator/coordinator.js';
+import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
@@ -106,7 +106,8 @@ export class SearchService {
     if (resolved === undefined) return undefined;
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
-    const cacheKey = this.cacheKeyOf(p, physical, ranking);
+    const behavior = behaviorOf(resolved.index);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
@@ -115,7 +116,7 @@ export class SearchService {
       }
     }
     const routes = this.data.partRoutes(p.tenant, physical);
-    const payload = payloadOf(p, ranking);
+    const payload = payloadOf(p, ranking, behavior);
     const parts: PartResult[] = [];
     let pending: Promise<unknown>[] | null = null;
     for (const r of routes) {
@@ -141,8 +142,9 @@ export class SearchService {
     const resolved = this.data.resolveCached(p.tenant, p.index) ?? (await this.data.resolve(p.tenant, p.index));
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
+    const behavior = behaviorOf(resolved.index);
     const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
-    const cacheKey = this.cacheKeyOf(p, physical, ranking);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) {
@@ -153,7 +155,7 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
-    const value = payloadOf(p, ranking);
+    const value = payloadOf(p, ranking, behavior);
     let packed: Buffer | null = null;
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
@@ -203,10 +205,11 @@ export class SearchService {
   }
 
   /** The response-cache key, or null when this request may not use the cache. */
-  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection): string | null {
+  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined): string | null {
     if (!this.caching || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
     const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
-    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+    // user_id and the schema's events settings change behaviour ranking; events themselves bump `gen`
+    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
   }
 
   private store(cacheKey: string, rest: string): void {
@@ -248,12 +251,17 @@ export class SearchService {
   }
 }
 
+/** The index schema's `events` settings: they travel with the query (the shard has no schema). */
+const behaviorOf = (index: IndexRecord) => index.schema?.events as Record<string, unknown> | undefined;
+
 /** The query as the shards take it (msgpack-encoded over gRPC, as is in process). */
-const payloadOf = (p: SearchParams, ranking: RankingSelection) => ({
+const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<string, unknown> | undefined) => ({
   query: p.query,
   limit: p.limit,
   ...(p.mode ? { mode: p.mode } : {}),
   ...(p.filters !== undefined ? { filters: p.filters } : {}),
+  ...(p.userId !== undefined ? { user_id: p.userId } : {}),
+  ...(behavior !== undefined ? { behavior } : {}),
   ...(ranking.payload ? { ranking: ranking.payload } : {}),
   ...(p.debug ? { debug: true } : {}),
   ...(p.vectorBackend ? { vector_backend: p.vectorBackend } : {}),

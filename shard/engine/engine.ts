@@ -359,6 +359,13 @@ export class SuggestEngine {
     return predictCandidates(this, req);
   }
 
+  /** Whether the hide rules of `ranking` keep document `id` out of suggestions (asked before behaviour ranking adds one). */
+  hiddenBy(ranking: AutocompleteRequest['ranking'], id: string): boolean {
+    if (!ranking) return false;
+    const rules = new RankingRules(ranking);
+    return rules.active && rules.hidden(this.snapshot(), id);
+  }
+
   /**
    * This part's collection statistics for the given terms. A caller querying several parts can
    * sum them (docCount, df; average lengths weighted by docCount) and pass the sum as

@@ -70,11 +70,25 @@ export interface AutocompleteSuggestion {
     /** query words the document matched, and the typo cost of those matches */
     matched_words: number;
     typos: number;
+    /** how engagement changed the score; present once the index part has events */
+    behavior?: BehaviorSignal;
     /** found only through this synonym of a query word */
     synonym?: { from: string; to: string };
     /** merchandising rules that acted on the suggestion */
     merchandised?: MerchandisedMark[];
   };
+}
+
+/** The behaviour signal a suggestion carries in `metadata.behavior` (see behavior-ranking.ts). */
+export interface BehaviorSignal {
+  /** the factor the score was multiplied by (1 = no effect) */
+  boost: number;
+  popularity: number;
+  query: number;
+  graph: number;
+  personal: number;
+  /** added from click evidence, not found by lexical retrieval */
+  injected: boolean;
 }
 
 export interface SuggestResult<S> {
