@@ -87,7 +87,10 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
         const r = await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } });
         expect(r.status).toBe(200);
       }
-    }, 120_000);
+      // the first query of each part builds its engine from the stored documents; on a loaded
+      // machine that can outlast one shard call's deadline (503), so wait until the parts answer
+      await waitFor(async () => (await api.call('POST', '/v1/predict', { key: pub, body: { index, query: 'sams' } })).status === 200, 90_000, 'engines built');
+    }, 180_000);
 
     it('answers with the documented shape and defaults: 5 alternatives, suggestions, no debug', async () => {
       const r = await predict({ index, query: 'sams' });
