@@ -74,6 +74,18 @@ export interface PackedRanking {
   rules: PackedRule[];
   /** some rule has a time window: which rules are live goes into the cache key */
   scheduled: boolean;
+  /** selections already made (see RankingConfig.select) */
+  memo: Map<string, RankingSelection>;
+}
+
+/** Selections remembered per configuration; the map starts over when full. */
+const MEMO_ENTRIES = 4096;
+
+/** Indexes of the enabled rules inside their time window at `now`. */
+function liveRules(p: PackedRanking, now: number): string {
+  let out = '';
+  for (const r of p.rules) if (r.enabled && (r.startsAt === null || now >= r.startsAt) && (r.endsAt === null || now < r.endsAt)) out += `${r.index},`;
+  return out;
 }
 
 export type RuleStatus = 'applied' | 'disabled' | 'not_started' | 'ended' | 'query_mismatch' | 'not_on_typeahead';
@@ -86,7 +98,7 @@ export interface RankingSelection {
   debug: { config_version: string; synonyms: SynonymReading[]; rules: { id: string; action: RuleAction; status: RuleStatus }[] };
 }
 
-const EMPTY: PackedRanking = { version: '0', synonyms: new Map(), maxPhrase: 0, rules: [], scheduled: false };
+const EMPTY: PackedRanking = { version: '0', synonyms: new Map(), maxPhrase: 0, rules: [], scheduled: false, memo: new Map() };
 
 /** Packs configurations once per index record object (records are replaced, never mutated). */
 export class RankingConfig {
@@ -101,8 +113,21 @@ export class RankingConfig {
     return p;
   }
 
+  /**
+   * What applies to `query` now. Memoized per packed configuration (by kind, query and, for
+   * timed rules, which rules are live), so a cached answer costs no query analysis.
+   */
   select(rec: IndexRecord, kind: 'typeahead' | 'autocomplete', query: string, now = Date.now()): RankingSelection {
-    return select(this.of(rec), kind, query, now);
+    const p = this.of(rec);
+    if (p === EMPTY) return select(p, kind, query, now);
+    const key = `${kind}\0${p.scheduled ? liveRules(p, now) : ''}\0${query}`;
+    let sel = p.memo.get(key);
+    if (sel === undefined) {
+      if (p.memo.size >= MEMO_ENTRIES) p.memo.clear();
+      sel = select(p, kind, query, now);
+      p.memo.set(key, sel);
+    }
+    return sel;
   }
 }
 
@@ -168,7 +193,7 @@ export function pack(synonyms: unknown, rules: unknown): PackedRanking {
     .update(JSON.stringify([[...map].sort((a, b) => (a[0] < b[0] ? -1 : 1)), packedRules]))
     .digest('base64url')
     .slice(0, 16);
-  return { version, synonyms: map, maxPhrase, rules: packedRules, scheduled: packedRules.some((r) => r.startsAt !== null || r.endsAt !== null) };
+  return { version, synonyms: map, maxPhrase, rules: packedRules, scheduled: packedRules.some((r) => r.startsAt !== null || r.endsAt !== null), memo: new Map() };
 }
 
 function containsRun(words: string[], run: string[]): boolean {
@@ -207,7 +232,7 @@ export function select(p: PackedRanking, kind: 'typeahead' | 'autocomplete', que
   if (synonyms.length > 0) payload.synonyms = synonyms;
   if (rules.length > 0) payload.rules = rules;
   if (pins.length > 0) payload.pins = pins;
-  const cacheKey = p.scheduled ? `${p.version}:${live.join(',')}` : p.version;
+  const cacheKey = p.scheduled ? `${p.version}:${live.join(',')},` : p.version;
   return { payload: Object.keys(payload).length > 0 ? payload : null, cacheKey, pins, debug };
 }
 

@@ -218,6 +218,23 @@ export function registerRankingSuite(name: string, target: () => SuiteTarget, op
       expect(q.body.suggestions.map((s) => s.id)).toEqual([far[1], rest[0], third]);
     });
 
+    it('a PUT through one router reaches every router', async () => {
+      const urls = target().urls;
+      if (urls.length < 2) return;
+      const other = new ApiClient(urls[1]!);
+      const top = (await ac('galaxy', '&limit=3')).suggestions[0]!.id;
+      expect((await putRules([{ id: 'away', action: 'hide', target: { ids: [top] } }])).status).toBe(200);
+      await waitFor(
+        async () => {
+          const r = await other.call<Body>('GET', `/v1/autocomplete?index=${index}&query=galaxy&limit=3`, { key: pub });
+          return r.status === 200 && !ids(r.body).includes(top);
+        },
+        10_000,
+        'the second router to apply the rule',
+      );
+      expect((await putRules([])).status).toBe(200);
+    });
+
     it('pins the best match of an attribute and honours enabled and the time window', async () => {
       const now = Date.now();
       const rules = [

@@ -92,6 +92,18 @@ describe('rule selection', () => {
     expect(cfg.of(next).rules).toHaveLength(0);
   });
 
+  it('remembers selections per query, and per live rule set when rules are timed', () => {
+    const cfg = new RankingConfig();
+    const rec = record({}, { rules });
+    const a = cfg.select(rec, 'autocomplete', 'tv', NOW);
+    expect(cfg.select(rec, 'autocomplete', 'tv', NOW + 1000)).toBe(a);
+    expect(cfg.select(rec, 'typeahead', 'tv', NOW)).not.toBe(a);
+    const later = cfg.select(rec, 'autocomplete', 'tv', Date.parse('2026-07-02T00:00:00Z'));
+    expect(later).not.toBe(a);
+    expect(later.debug.rules.find((r) => r.id === 'later')?.status).toBe('applied');
+    expect(later.cacheKey).not.toBe(a.cacheKey);
+  });
+
   it('skips malformed stored rules instead of failing queries', () => {
     const q = pack('nonsense', [null, 5, { id: 'x', action: 'explode' }, { id: 'y', action: 'hide', target: {} }, { id: 'ok', action: 'hide', target: { ids: ['a'] } }]);
     expect(q.rules.map((r) => r.id)).toEqual(['ok']);
