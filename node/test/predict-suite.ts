@@ -373,5 +373,31 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
       const gone = await predict({ index, query: 'zyxwquartz spe', allowed_types: ['product'] });
       expect([gone.body.prediction, ...gone.body.alternatives].some((p) => p?.entity.id === 'zz-1')).toBe(false);
     });
+
+    it('raises documents people click (behavioral_boost) and a user\'s own picks (personalized)', async () => {
+      const click = (body: unknown) => api.call('POST', '/v1/events/click', { key: pub, body });
+      const before = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 10 });
+      expect(before.status).toBe(200);
+      const pick = before.body.alternatives[5]!;
+      expect(pick.reason_codes).not.toContain('behavioral_boost');
+      const events = Array.from({ length: 6 }, (_, i) => ({ index, doc_id: pick.entity.id, query: 'hdmi cable', session_id: `s${i}` }));
+      expect((await click({ events })).status).toBe(200);
+      await waitFor(async () => [(await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 10 })).body].flatMap((b) => [b.prediction!, ...b.alternatives]).some((p) => p.entity.id === pick.entity.id && p.reason_codes.includes('behavioral_boost')), 10_000, 'behaviour');
+      const after = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 10 });
+      const all = [after.body.prediction!, ...after.body.alternatives];
+      const raised = all.find((p) => p.entity.id === pick.entity.id)!;
+      expect(all.indexOf(raised)).toBeLessThan(6);
+      expect(raised.confidence).toBeGreaterThan(pick.confidence);
+      for (const p of all) expect(p.reason_codes).not.toContain('personalized');
+      // a purchase by one user personalizes that user's predictions only
+      const other = all[all.length - 1]!;
+      expect((await click({ index, doc_id: other.entity.id, user_id: 'fan-1', type: 'purchase' })).status).toBe(200);
+      const mine = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 20, user_id: 'fan-1' });
+      expect(mine.status).toBe(200);
+      const personal = [mine.body.prediction!, ...mine.body.alternatives].find((p) => p.entity.id === other.entity.id);
+      expect(personal?.reason_codes).toContain('personalized');
+      const someone = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 20, user_id: 'someone-else' });
+      for (const p of [someone.body.prediction!, ...someone.body.alternatives]) expect(p.reason_codes).not.toContain('personalized');
+    });
   });
 }
