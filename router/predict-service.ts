@@ -161,6 +161,7 @@ export class PredictService {
       ...(p.userId ? { user_id: p.userId } : {}),
       ...(ranking.payload ? { ranking: ranking.payload } : {}),
       ...(suggestRanking.payload ? { suggest_ranking: suggestRanking.payload } : {}),
+      ...(resolved.index.schema?.events !== undefined ? { behavior: resolved.index.schema.events } : {}),
     });
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref) => unpack((await api.query({ ref, kind: 'predict', payload })).result) as PredictPartResult);
     const gathered = performance.now();

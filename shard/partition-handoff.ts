@@ -57,6 +57,8 @@ export interface HandoffHost {
   adoptPlacement(table: PlacementTable): void;
   /** the search engine drops what it built from this partition */
   forgetEngine(partition: number): void;
+  /** partitions with data on this node's disk, open or not */
+  storedPartitions(): number[];
 }
 
 export interface PartitionHandoffOptions {
@@ -163,6 +165,13 @@ export class PartitionHandoff {
         }
       } else if (before.includes(self) || (inb && !target)) {
         this.scheduleDrop(p);
+      }
+    }
+    // the first table after a start: copies this node kept from before it was failed over are stale
+    if (!previous) {
+      for (const p of this.host.storedPartitions()) {
+        const target = (table.moves ?? []).some((m) => m.partition === p && m.to === self);
+        if (p < table.nodes.length && !table.nodes[p]!.includes(self) && !target) this.scheduleDrop(p);
       }
     }
   }

@@ -1,6 +1,11 @@
 // `npm run cluster`: a local cluster on loopback for development and tests: etcd, 3 shard nodes
-// and 2 routers, each a real process. Ctrl-C stops every process and etcd.
+// and 2 routers, each a real process. Commands on stdin, one per line:
+//   add-shard   start one more shard node; placement moves replicas to it (bounded moves)
+//   status      the admin cluster view: nodes, partitions per node, moves in progress
+//   help        this list
+// Ctrl-C (or end of input with SUGGEST_CLUSTER_EXIT_ON_EOF=1) stops every process and etcd.
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { mkdirSync, rmSync } from 'node:fs';
 import { startLocalCluster } from '../runtime/process-harness.js';
 import { loadConfig } from '../runtime/config.js';
@@ -24,7 +29,57 @@ console.log(JSON.stringify({
   etcd: cluster.etcd.endpoints,
   admin_key: adminKey,
 }, null, 2));
-console.log('Create a tenant and keys with the admin key (see README). Ctrl-C stops the cluster.');
+console.log('Create a tenant and keys with the admin key (see README). Commands: add-shard, status, help. Ctrl-C stops the cluster.');
+
+interface ClusterView {
+  epoch: number | null;
+  settled: boolean;
+  replication_factor: number;
+  nodes: { node_id: string; live: boolean; primaries: number; replicas: number; moving_in: number; document_count: number | null }[];
+  moves: { partition: number; from: string | null; to: string; running_ms: number }[];
+}
+
+async function status(): Promise<void> {
+  const res = await fetch(`${cluster.routerUrls[0]}/v1/admin/cluster`, { headers: { 'x-api-key': adminKey } });
+  if (res.status !== 200) {
+    console.log(`status: ${res.status} ${await res.text()}`);
+    return;
+  }
+  const v = (await res.json()) as ClusterView;
+  console.log(`epoch ${v.epoch}, replication factor ${v.replication_factor}, ${v.settled ? 'settled' : 'NOT settled'}, ${v.moves.length} move(s) in progress`);
+  for (const n of v.nodes) {
+    console.log(`  ${n.node_id.padEnd(12)} ${n.live ? 'live' : 'DOWN'}  primaries ${String(n.primaries).padStart(3)}  replicas ${String(n.replicas).padStart(3)}  incoming ${n.moving_in}  documents ${n.document_count ?? '?'}`);
+  }
+  for (const m of v.moves) console.log(`  move: partition ${m.partition} ${m.from ?? '?'} -> ${m.to} (${m.running_ms} ms)`);
+}
+
+const commands: Record<string, () => Promise<void>> = {
+  'add-shard': async () => {
+    const s = await cluster.addShard();
+    console.log(JSON.stringify({ msg: 'shard node added', node_id: s.info.node_id, grpc: s.info.grpc }));
+  },
+  status,
+  help: async () => console.log('commands: add-shard, status, help'),
+};
+
+let queue = Promise.resolve();
+const input = createInterface({ input: process.stdin });
+input.on('line', (line) => {
+  const cmd = line.trim();
+  if (!cmd) return;
+  const run = commands[cmd];
+  queue = queue.then(async () => {
+    if (!run) return console.log(`unknown command '${cmd}'; commands: ${Object.keys(commands).join(', ')}`);
+    try {
+      await run();
+    } catch (err) {
+      console.log(`${cmd} failed: ${(err as Error).message}`);
+    }
+  });
+});
+input.on('close', () => {
+  if (process.env.SUGGEST_CLUSTER_EXIT_ON_EOF === '1') void queue.then(() => stop());
+});
 
 let stopping = false;
 const stop = async () => {
