@@ -174,6 +174,7 @@ export function registerRankingSuite(name: string, target: () => SuiteTarget, op
       expect(ids(hidden)).not.toContain(top);
       expect(hidden.suggestions).toHaveLength(10);
       expect(hidden.debug!.ranking!.rules).toEqual([{ id: 'gone', action: 'hide', status: 'applied', hidden: 1 }]);
+      for (const mode of ['hybrid', 'vector_only', 'fts_rerank']) expect(ids(await ac('case', `&limit=10&mode=${mode}`)), mode).not.toContain(top);
       // typeahead honours hides of its product suggestions
       const title = docs.find((d) => d.id === top)!.title;
       const ta = await api.call<Body>('GET', `/v1/typeahead?index=${index}&query=${encodeURIComponent(title.slice(0, 40))}&limit=50`, { key: pub });
