@@ -148,7 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const roles = (env.SUGGEST_ROLES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const r of roles) if (r !== 'router' && r !== 'shard' && r !== 'coordinator') throw new Error(`unknown role '${r}' in SUGGEST_ROLES`);
-  return {
+  const config: Config = {
     ...base,
     roles: roles.length > 0 ? (roles as Role[]) : base.roles,
     minShardNodes: int(env.SUGGEST_MIN_SHARD_NODES, base.minShardNodes),
@@ -172,4 +172,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sseHeartbeatMs: int(env.SUGGEST_SSE_HEARTBEAT_MS, base.sseHeartbeatMs),
     signingSecret: env.SUGGEST_SIGNING_SECRET || base.signingSecret,
   };
+  // placement settings: a bad value would stall moves or fail over on every hiccup
+  const atLeastOne: [keyof Config, string][] = [
+    ['replicationFactor', 'SUGGEST_REPLICATION_FACTOR'],
+    ['maxConcurrentMoves', 'SUGGEST_MAX_CONCURRENT_MOVES'],
+    ['memberTtlSeconds', 'SUGGEST_MEMBER_TTL_SECONDS'],
+  ];
+  for (const [field, name] of atLeastOne) {
+    const v = config[field];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number of at least 1, got '${String(v)}'`);
+  }
+  return config;
 }
