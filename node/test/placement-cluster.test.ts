@@ -24,6 +24,8 @@ let cluster: LocalCluster;
 let api: ApiClient;
 let key: string;
 let growLoad: WriteLoad | undefined;
+let killLoad: WriteLoad | undefined;
+let victimIndex = -1;
 const indexes = Array.from({ length: 8 }, (_, i) => `grow-${i}`);
 
 const view = async () => {
@@ -111,8 +113,10 @@ describe('cluster placement', () => {
       hits.set(primary, (hits.get(primary) ?? 0) + 1);
     }
     const victimId = [...hits].sort((a, b) => b[1] - a[1])[0]![0];
-    const victim = cluster.shards.find((s) => s.info.node_id === victimId)!;
+    victimIndex = cluster.shards.findIndex((s) => s.info.node_id === victimId);
+    const victim = cluster.shards[victimIndex]!;
     const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 2, prefix: 'kill' });
+    killLoad = load;
     load.start();
     await new Promise((r) => setTimeout(r, 1_000));
     const killedAt = Date.now();
@@ -138,5 +142,27 @@ describe('cluster placement', () => {
       expect(1 + p.followers.length).toBe(2);
     }
     console.log(JSON.stringify({ test: 'kill-primary', failover_ms: failoverMs, recovery_ms: recoveryMs, failed_writes: load.failures.length, acknowledged: load.acknowledgedCount }));
+  }, 200_000);
+
+  it('a killed node that restarts is given fresh copies (its stale ones are dropped) and nothing acknowledged is lost', async () => {
+    expect(victimIndex).toBeGreaterThanOrEqual(0);
+    const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 1, prefix: 'back' });
+    load.start();
+    await cluster.restartShard(victimIndex);
+    const id = cluster.shards[victimIndex]!.info.node_id;
+    await waitFor(
+      async () => {
+        const v = await view();
+        return v.settled && (v.nodes.find((n) => n.node_id === id)?.replicas ?? 0) === 8;
+      },
+      150_000,
+      'the restarted node to be filled again',
+    );
+    await load.stop();
+    expect(load.failures, diagnostics(load)).toEqual([]);
+    for (const l of [growLoad, killLoad, load]) {
+      if (!l) continue;
+      for (const m of await missingDocuments(cluster.routerUrls[0]!, key, l.acknowledged)) expect(m.missing, m.index).toEqual([]);
+    }
   }, 200_000);
 });
