@@ -226,6 +226,22 @@ export const PredictConfig = named(
   }),
 );
 
+export const EventsConfig = named(
+  'EventsConfig',
+  Type.Object(
+    {
+      enabled: Type.Optional(Type.Boolean({ default: true, description: 'Engagement events change ranking (they are recorded either way).' })),
+      min_query_count: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 1_000_000, default: 3, description: 'Distinct sessions (or users) that must have typed a query before typeahead suggests it.' }),
+      ),
+      excluded_queries: Type.Optional(
+        Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 10_000, description: 'Queries never suggested from engagement (compared after normalization).' }),
+      ),
+    },
+    { additionalProperties: false, description: 'How engagement events (POST /v1/events/click) shape suggestions.' },
+  ),
+);
+
 const SynonymTerm = Type.String({ minLength: 1, maxLength: SYNONYM_LIMITS.termLength, description: `A word or phrase of up to ${SYNONYM_LIMITS.wordsPerTerm} words.` });
 
 export const SynonymEntry = named(
@@ -239,6 +255,7 @@ export const SynonymEntry = named(
       ),
     ],
     {
+      'x-hint': `Use a list of 2 to ${SYNONYM_LIMITS.termsPerEntry} equivalent terms (["tv", "television"]) or {"from": "ac", "to": ["air conditioner"]}; terms are 1 to ${SYNONYM_LIMITS.termLength} characters.`,
       description:
         'Autocomplete searches each synonym reading of the query (one phrase replaced, longest match first, at most 8 readings) beside the query as typed; ' +
         'documents found only through a synonym score x0.85 and carry `metadata.synonym: {from, to}`. Typeahead does not expand synonyms.',
@@ -252,8 +269,9 @@ export const IndexSchema = named(
     {
       predict: Type.Optional(PredictConfig),
       synonyms: Type.Optional(Type.Array(SynonymEntry, { maxItems: SYNONYM_LIMITS.entries, description: `At most ${SYNONYM_LIMITS.entries} entries.` })),
+      events: Type.Optional(EventsConfig),
     },
-    { description: 'Stored and returned as sent; `predict` and `synonyms` are checked, other keys are kept.' },
+    { description: 'Stored and returned as sent; `predict`, `synonyms` and `events` are checked, other keys are kept.' },
   ),
 );
 
@@ -461,9 +479,40 @@ const FilterValue = Type.Union([
 export const Filters = named('Filters', Type.Record(Type.String(), FilterValue, { description: 'Field name -> exact values or a range (gte, gt, lte, lt).' }));
 
 export const SEARCH_MODES = ['fts_only', 'vector_only', 'hybrid', 'fts_rerank'] as const;
-export const SearchMode = Type.Union(SEARCH_MODES.map((m) => Type.Literal(m)));
-export const VECTOR_BACKENDS = ['usearch', 'hnswlib'] as const;
-export const VectorBackend = Type.Union(VECTOR_BACKENDS.map((m) => Type.Literal(m)));
+export const SearchMode = Type.Union(SEARCH_MODES.map((m) => Type.Literal(m)), { description: 'Default `fts_only`.' });
+export const VECTOR_BACKENDS = ['hnswlib', 'usearch'] as const;
+export const VectorBackend = Type.Union(VECTOR_BACKENDS.map((m) => Type.Literal(m)), { description: 'ANN library of the vector modes; default `hnswlib`.' });
+
+const BackendTiming = Type.Object({
+  ms: Type.Number({ description: 'Time of this library\'s vector retrieval (slowest part).' }),
+  method: Type.String({ description: '`ann` (its graphs answered), `exact` (a graph was not complete: exact scan), `mixed`, `none`.' }),
+  graph_ready: Type.Boolean(),
+  recall_at_k: Type.Number({ description: 'Share of the exact top k found (a hit as similar as the exact k-th counts); mean over parts.' }),
+});
+export const VectorDebug = named(
+  'VectorDebug',
+  Type.Object(
+    {
+      backend: Type.String(),
+      embedder: Type.String({ description: 'Name of the embedder of documents and queries.' }),
+      dimensions: Type.Integer(),
+      method: Type.String({ description: 'How vector candidates were found: `ann`, `exact`, `mixed` (some parts or segments each way) or `none` (the mode needs none).' }),
+      graph: Type.Object({ ready: Type.Boolean(), built: Type.Integer(), total: Type.Integer() }, { description: 'ANN graph build progress of the requested library, in documents.' }),
+      candidates: Type.Integer(),
+      ms: Type.Number(),
+      benchmark: Type.Optional(
+        Type.Object({
+          k: Type.Integer(),
+          backends: Type.Object({ hnswlib: BackendTiming, usearch: BackendTiming }),
+          overlap_at_k: Type.Number({ description: '|top k of hnswlib ∩ top k of usearch| / k; mean over parts.' }),
+          exact_ms: Type.Number(),
+        }),
+      ),
+      parts: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'Each part\'s own report, when the index has several.' })),
+    },
+    { description: 'What the vector retrieval did (debug=true or benchmark=true).' },
+  ),
+);
 
 export const SearchText = Type.String({ minLength: 1, maxLength: 512 });
 export const SearchLimit = Type.Integer({ minimum: 1, maximum: 50, default: 10 });
@@ -513,7 +562,7 @@ export const AutocompleteSuggestion = named(
   }),
 );
 
-const suggestResponse = (name: string, suggestion: TSchema) =>
+const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema) =>
   named(
     name,
     Type.Object({
@@ -525,11 +574,16 @@ const suggestResponse = (name: string, suggestion: TSchema) =>
       index: Type.String(),
       took_ms: Type.Number(),
       suggestions: Type.Array(suggestion),
-      debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless debug or profile was asked for' }),
+      debug: debugSchema,
     }),
   );
-export const TypeaheadResponse = suggestResponse('TypeaheadResponse', TypeaheadSuggestion);
-export const AutocompleteResponse = suggestResponse('AutocompleteResponse', AutocompleteSuggestion);
+const plainDebug = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless debug or profile was asked for' });
+const autocompleteDebug = Type.Union(
+  [Type.Object({ vector: Type.Optional(VectorDebug) }, { additionalProperties: true }), Type.Null()],
+  { description: 'null unless debug, profile or benchmark was asked for; `vector` with debug or benchmark' },
+);
+export const TypeaheadResponse = suggestResponse('TypeaheadResponse', TypeaheadSuggestion, plainDebug);
+export const AutocompleteResponse = suggestResponse('AutocompleteResponse', AutocompleteSuggestion, autocompleteDebug);
 
 export const PredictRequest = named(
   'PredictRequest',
@@ -627,16 +681,51 @@ export const PredictResponse = named(
   }),
 );
 
+export const MAX_EVENTS_PER_REQUEST = 100;
+export const EngagementTypeSchema = Type.Union([Type.Literal('click'), Type.Literal('add_to_cart'), Type.Literal('purchase')], {
+  default: 'click',
+  description: 'What the user did with the document; ranking weighs click 1, add_to_cart 3, purchase 5.',
+});
+const EventText = (description: string) => Type.String({ minLength: 1, maxLength: 256, description });
+const clickEventFields = {
+  index: Type.Optional(Type.String({ pattern: ID_PATTERN, default: 'default', description: 'Logical index id (default `default`).' })),
+  query: Type.Optional(Type.String({ maxLength: 512, description: 'The query typed when the document was chosen; omit when there was none. Queries typed often become typeahead completions.' })),
+  position: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: '1-based rank of the document in the list shown.' })),
+  user_id: Type.Optional(EventText('Stable user id: builds the affinity that `user_id` on autocomplete uses (paid plans).')),
+  session_id: Type.Optional(EventText('Session id: repeated events of one session on one document count once.')),
+  type: Type.Optional(EngagementTypeSchema),
+  timestamp: Type.Optional(
+    Type.Integer({ minimum: 946_684_800_000, description: 'When it happened, epoch milliseconds (default: arrival). At most 5 minutes in the future; older events weigh less (half-life 30 days).' }),
+  ),
+};
+
 export const ClickEvent = named(
   'ClickEvent',
+  Type.Object({ doc_id: DocIdParam, ...clickEventFields }, { additionalProperties: false, description: 'One engagement event on one document.' }),
+);
+
+export const ClickEventsBody = named(
+  'ClickEventsBody',
+  Type.Object(
+    {
+      tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
+      doc_id: Type.Optional(DocIdParam),
+      ...clickEventFields,
+      events: Type.Optional(Type.Array(ClickEvent, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST, description: `A batch of 1 to ${MAX_EVENTS_PER_REQUEST} events.` })),
+    },
+    {
+      additionalProperties: false,
+      description: `Either one event (the fields of ClickEvent at the top level, \`doc_id\` required) or \`{"events": [...]}\`, a batch of 1 to ${MAX_EVENTS_PER_REQUEST} events (then no event field at the top level).`,
+    },
+  ),
+);
+
+export const ClickEventsResponse = named(
+  'ClickEventsResponse',
   Type.Object({
-    tenant_id: Type.Optional(Id('Tenant (or the X-Tenant-Id header).')),
-    index: Type.Optional(SearchIndex),
-    query: Type.Optional(Type.String({ maxLength: 512 })),
-    document_id: DocIdParam,
-    position: Type.Optional(Type.Integer({ minimum: 0 })),
-    user_id: Type.Optional(Type.String({ maxLength: 256 })),
-    session_id: Type.Optional(Type.String({ maxLength: 256 })),
+    accepted: Count,
+    ignored: Type.Integer({ minimum: 0, description: 'Events of a batch not stored because their document is not in the index.' }),
+    unknown_document_ids: Type.Array(Type.String(), { description: 'The distinct document ids of the ignored events.' }),
   }),
 );
 

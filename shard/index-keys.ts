@@ -5,6 +5,7 @@
 //   0x00 "format"                                       -> format version (ASCII digits)
 //   0x01 len(T) T len(P) P part(u32 BE) doc_id          -> document body (msgpack, stored as sent)
 //   0x02 len(T) T len(P) P part(u32 BE)                 -> index part meta (see encodeMeta)
+//   0x03 len(T) T len(P) P part(u32 BE) seq(u64 BE)     -> engagement event (msgpack), in arrival order
 //
 // T (tenant id) and P (physical index id) are UTF-8 with a one-byte length (1..255 bytes);
 // doc_id is the raw UTF-8 tail of the key, so documents of one part sort by id (UTF-8 byte
@@ -15,6 +16,7 @@ export const FORMAT_KEY = Buffer.from('\x00format', 'latin1');
 export const FORMAT_VERSION = '1';
 export const DOC_TAG = 0x01;
 export const META_TAG = 0x02;
+export const EVENT_TAG = 0x03;
 /** every meta key lies in [META_START, META_END) */
 export const META_START = Buffer.from([META_TAG]);
 export const META_END = Buffer.from([META_TAG + 1]);
@@ -24,26 +26,35 @@ export const MAX_DOC_ID_BYTES = 4096;
 const MAX_NAME_BYTES = 255;
 const LONE_SURROGATE = /\p{Cs}/u;
 
-/** Meta value: count (f64), stored bytes (f64), parts (u32). Doubles are exact up to 2^53. */
+/**
+ * Meta value: count (f64), stored bytes (f64), parts (u32), then events appended so far (f64,
+ * the next event sequence number). Doubles are exact up to 2^53. A 20-byte value (written before
+ * events existed) reads as zero events.
+ */
 const META_BYTES = 20;
+const META_BYTES_WITH_EVENTS = 28;
 
 export interface IndexMeta {
   count: number;
   bytes: number;
   parts: number;
+  /** engagement events appended to this part so far (0 when absent) */
+  events?: number;
 }
 
 export function encodeMeta(meta: IndexMeta): Buffer {
-  const b = Buffer.allocUnsafe(META_BYTES);
+  const b = Buffer.allocUnsafe(META_BYTES_WITH_EVENTS);
   b.writeDoubleBE(meta.count, 0);
   b.writeDoubleBE(meta.bytes, 8);
   b.writeUInt32BE(meta.parts >>> 0, 16);
+  b.writeDoubleBE(meta.events ?? 0, 20);
   return b;
 }
 
 export function decodeMeta(value: Buffer): IndexMeta {
   if (value.length < META_BYTES) throw new Error(`index meta value has ${value.length} bytes, expected ${META_BYTES}`);
-  return { count: value.readDoubleBE(0), bytes: value.readDoubleBE(8), parts: value.readUInt32BE(16) };
+  const events = value.length >= META_BYTES_WITH_EVENTS ? value.readDoubleBE(20) : 0;
+  return { count: value.readDoubleBE(0), bytes: value.readDoubleBE(8), parts: value.readUInt32BE(16), events };
 }
 
 /**
@@ -80,6 +91,9 @@ export class IndexKeys {
   /** exclusive upper bound of the document range */
   readonly docEnd: Buffer;
   readonly metaKey: Buffer;
+  /** prefix of every event key of this part, and the exclusive upper bound of that range */
+  readonly eventPrefix: Buffer;
+  readonly eventEnd: Buffer;
 
   constructor(
     readonly tenantId: string,
@@ -98,6 +112,16 @@ export class IndexKeys {
     this.docPrefix = Buffer.concat([Buffer.from([DOC_TAG]), body]);
     this.metaKey = Buffer.concat([Buffer.from([META_TAG]), body]);
     this.docEnd = prefixEnd(this.docPrefix);
+    this.eventPrefix = Buffer.concat([Buffer.from([EVENT_TAG]), body]);
+    this.eventEnd = prefixEnd(this.eventPrefix);
+  }
+
+  /** Key of the event with sequence number `seq` (events of a part sort in arrival order). */
+  eventKey(seq: number): Buffer {
+    const key = Buffer.allocUnsafe(this.eventPrefix.length + 8);
+    this.eventPrefix.copy(key, 0);
+    key.writeBigUInt64BE(BigInt(seq), this.eventPrefix.length);
+    return key;
   }
 
   docKey(docId: string): Buffer {

@@ -12,7 +12,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type * as pb from '../proto/gen/shard.js';
 import { fail } from '../node/runtime/errors.js';
-import { RocksDb, type BatchOp, type Entry, type RocksDbOptions } from './rocks-db.js';
+import { RocksDb, type BatchOp, type Entry, type RocksDbOptions, type RocksIterator } from './rocks-db.js';
 import {
   FORMAT_KEY,
   FORMAT_VERSION,
@@ -73,6 +73,8 @@ interface PartState {
   count: number;
   bytes: number;
   parts: number;
+  /** engagement events appended so far: the sequence number of the next one */
+  events: number;
   /** meta key exists on disk; false only while the first write of a new part is in flight */
   persisted: boolean;
   /** a write of this part is in flight (guards the single-writer rule) */
@@ -138,6 +140,7 @@ export class PartitionStore {
             count: meta.count,
             bytes: meta.bytes,
             parts: meta.parts,
+            events: meta.events ?? 0,
             persisted: true,
             writing: false,
           });
@@ -198,7 +201,7 @@ export class PartitionStore {
       ops[uniqueKeys.length] = {
         type: 'put',
         key: state.keys.metaKey,
-        value: encodeMeta({ count: state.count + created, bytes: state.bytes + bytesDelta, parts }),
+        value: encodeMeta({ count: state.count + created, bytes: state.bytes + bytesDelta, parts, events: state.events }),
       };
       await this.db.write(ops, this.sync);
       const shipped = this.ship(ops);
@@ -228,7 +231,7 @@ export class PartitionStore {
       const freed = key.length + old.length;
       const ops: BatchOp[] = [
         { type: 'del', key },
-        { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - 1, bytes: state.bytes - freed, parts: state.parts }) },
+        { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - 1, bytes: state.bytes - freed, parts: state.parts, events: state.events }) },
       ];
       await this.db.write(ops, this.sync);
       const shipped = this.ship(ops);
@@ -244,6 +247,69 @@ export class PartitionStore {
   }
 
   /**
+   * Appends engagement events, all or nothing, after checking that each one's document is
+   * stored in this part; events on other documents are left out and their ids returned (once
+   * each, in order). `docIds[i]` is the document of `events[i]` (msgpack bodies, stored as sent).
+   */
+  async appendEvents(ref: IndexPartRef, docIds: readonly string[], events: readonly Buffer[]): Promise<{ accepted: number; unknown: string[]; stored: number[]; firstSeq: number }> {
+    this.open();
+    if (docIds.length !== events.length) throw new Error('appendEvents: one document id per event');
+    const state = this.existing(ref);
+    if (!state) return { accepted: 0, unknown: [...new Set(docIds)], stored: [], firstSeq: 0 };
+    this.beginWrite(state);
+    try {
+      const distinct = [...new Set(docIds)];
+      const found = await this.db.getMany(distinct.map((id) => state.keys.docKey(id)));
+      const known = new Set(distinct.filter((_, i) => found[i] !== undefined));
+      const ops: BatchOp[] = [];
+      const stored: number[] = [];
+      const firstSeq = state.events;
+      let seq = firstSeq;
+      for (let i = 0; i < events.length; i++) {
+        if (!known.has(docIds[i]!)) continue;
+        ops.push({ type: 'put', key: state.keys.eventKey(seq++), value: events[i]! });
+        stored.push(i);
+      }
+      if (ops.length > 0) {
+        ops.push({ type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count, bytes: state.bytes, parts: state.parts, events: seq }) });
+        await this.db.write(ops, this.sync);
+        const shipped = this.ship(ops);
+        state.events = seq;
+        await shipped;
+      }
+      return { accepted: stored.length, unknown: distinct.filter((id) => !known.has(id)), stored, firstSeq };
+    } finally {
+      this.endWrite(state);
+    }
+  }
+
+  /**
+   * The stored events of a part with sequence numbers below `upTo` (default: all so far), in
+   * arrival order, `batchSize` at a time (msgpack bodies).
+   */
+  async *scanEvents(ref: IndexPartRef, upTo?: number, batchSize = 5000): AsyncGenerator<Buffer[]> {
+    this.open();
+    const state = this.existing(ref);
+    const end = upTo ?? state?.events ?? 0;
+    if (!state || end <= 0) return;
+    const it = this.db.iterate({ gte: state.keys.eventPrefix, lt: state.keys.eventKey(end), keys: false, highWaterMark: 256 * 1024 });
+    try {
+      for (;;) {
+        const entries = await it.take(batchSize);
+        if (entries.length > 0) yield entries.map((e) => e.value);
+        if (it.exhausted || entries.length < batchSize) return;
+      }
+    } finally {
+      await it.end();
+    }
+  }
+
+  /** Events appended to a part so far. */
+  eventCount(ref: IndexPartRef): number {
+    return this.existing(ref)?.events ?? 0;
+  }
+
+  /**
    * Removes every document and the meta of an index part; returns how many documents it removed.
    * Each chunk of `dropChunk` documents is one atomic batch that also rewrites the counters, so a
    * crash midway leaves a smaller but consistent part, and dropping again finishes the job.
@@ -254,8 +320,22 @@ export class PartitionStore {
     if (!state) return 0;
     this.beginWrite(state);
     let removed = 0;
-    const it = this.db.iterate({ gte: state.keys.docPrefix, lt: state.keys.docEnd, highWaterMark: 256 * 1024 });
+    let it: RocksIterator | undefined;
     try {
+      // events first: while the meta key exists a crash here is finished by dropping again
+      it = this.db.iterate({ gte: state.keys.eventPrefix, lt: state.keys.eventEnd, values: false, highWaterMark: 256 * 1024 });
+      for (;;) {
+        const entries = await it.take(this.dropChunk);
+        if (entries.length > 0) {
+          const ops = entries.map((e): BatchOp => ({ type: 'del', key: e.key }));
+          await this.db.write(ops, this.sync);
+          await this.ship(ops);
+        }
+        if (it.exhausted || entries.length < this.dropChunk) break;
+      }
+      await it.end();
+      state.events = 0;
+      it = this.db.iterate({ gte: state.keys.docPrefix, lt: state.keys.docEnd, highWaterMark: 256 * 1024 });
       for (;;) {
         const entries = await it.take(this.dropChunk);
         const last = it.exhausted || entries.length < this.dropChunk;
@@ -268,7 +348,7 @@ export class PartitionStore {
         }
         ops[entries.length] = last
           ? { type: 'del', key: state.keys.metaKey }
-          : { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - entries.length, bytes: state.bytes - freed, parts: state.parts }) };
+          : { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - entries.length, bytes: state.bytes - freed, parts: state.parts, events: 0 }) };
         await this.db.write(ops, this.sync);
         const shipped = this.ship(ops);
         state.count -= entries.length;
@@ -286,7 +366,7 @@ export class PartitionStore {
       this.indexCount--;
       return removed;
     } finally {
-      await it.end().catch(() => undefined);
+      await it?.end().catch(() => undefined);
       this.endWrite(state);
     }
   }
@@ -406,7 +486,7 @@ export class PartitionStore {
       }
       if (op.type === 'put') {
         const meta = decodeMeta(op.value);
-        this.parts.set(id, { keys, count: meta.count, bytes: meta.bytes, parts: meta.parts, persisted: true, writing: false });
+        this.parts.set(id, { keys, count: meta.count, bytes: meta.bytes, parts: meta.parts, events: meta.events ?? 0, persisted: true, writing: false });
         this.documentCount += meta.count;
         this.storedBytes += meta.bytes;
         this.indexCount++;
@@ -473,7 +553,7 @@ export class PartitionStore {
     const id = indexPartId(ref.tenantId, ref.physicalIndexId, ref.part);
     let s = this.parts.get(id);
     if (!s) {
-      s = { keys: new IndexKeys(ref.tenantId, ref.physicalIndexId, ref.part), count: 0, bytes: 0, parts: Math.max(1, ref.parts), persisted: false, writing: false };
+      s = { keys: new IndexKeys(ref.tenantId, ref.physicalIndexId, ref.part), count: 0, bytes: 0, parts: Math.max(1, ref.parts), events: 0, persisted: false, writing: false };
       this.parts.set(id, s);
     }
     return s;

@@ -72,6 +72,7 @@ export function shardGrpcService(api: ShardApi, logger: Logger = rootLog): Shard
     indexStats: unary('indexStats', api.indexStats.bind(api)),
     query: unary('query', api.query.bind(api)),
     partitionStats: unary('partitionStats', api.partitionStats.bind(api)),
+    recordEvents: unary('recordEvents', api.recordEvents.bind(api)),
   };
 }
 

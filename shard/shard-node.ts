@@ -11,6 +11,7 @@ import { pack, unpack } from 'msgpackr';
 import type * as pb from '../proto/gen/shard.js';
 import type { Coordinator, PlacementTable } from '../coordinator/coordinator.js';
 import { ERRORS, SuggestError, fail, format } from '../node/runtime/errors.js';
+import { decodeEvents, encodeEvent, type EngagementEvent } from '../node/runtime/engagement-event.js';
 import { partitionOf } from '../node/runtime/hash.js';
 import type { NodeId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
@@ -47,13 +48,19 @@ export interface ShardJobOptions extends Pick<JobRunnerOptions, 'settings' | 'le
   directory: ShardDirectory;
 }
 
-/** What changed after an applied write; `ids` is empty for a drop (every document of the part). */
+/**
+ * What changed after an applied write; `ids` is empty for a drop (every document of the part).
+ * `events` are engagement events appended to the part's event log (`ids`: their documents).
+ */
 export interface ChangeEvent {
-  type: 'upsert' | 'delete' | 'drop';
+  type: 'upsert' | 'delete' | 'drop' | 'events';
   ref: pb.IndexRef;
   ids: readonly string[];
   /** the documents as written, for upserts (same objects as the request: do not mutate) */
   documents?: readonly pb.EncodedDocument[];
+  /** the events as stored, for `events`, with the sequence number of the first one */
+  events?: readonly EngagementEvent[];
+  firstSeq?: number;
 }
 
 export type ChangeListener = (event: ChangeEvent) => void;
@@ -254,6 +261,32 @@ export class ShardNode implements ShardApi, HandoffHost {
       const res = await store.delete(ref, req.docId);
       if (this.listeners.size > 0 && res.deleted) this.emit({ type: 'delete', ref, ids: [req.docId] });
       return res;
+    });
+  }
+
+  /**
+   * Appends engagement events to the part's event log, in the index's write order (so an event
+   * never lands before the upsert of its document that the caller saw acknowledged).
+   */
+  recordEvents(req: pb.RecordEventsRequest): Promise<pb.RecordEventsResponse> {
+    let events: EngagementEvent[];
+    try {
+      events = decodeEvents(req.events);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write(req.ref, async (store, ref) => {
+      if (events.length === 0) return { accepted: 0, unknownDocumentIds: [] };
+      const res = await store.appendEvents(
+        ref,
+        events.map((e) => e.doc_id),
+        events.map((e) => encodeEvent(e)),
+      );
+      if (this.listeners.size > 0 && res.accepted > 0) {
+        const stored = res.stored.map((i) => events[i]!);
+        this.emit({ type: 'events', ref, ids: stored.map((e) => e.doc_id), events: stored, firstSeq: res.firstSeq });
+      }
+      return { accepted: res.accepted, unknownDocumentIds: res.unknown };
     });
   }
 

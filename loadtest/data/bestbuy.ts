@@ -53,3 +53,24 @@ export function loadBestBuyQueryLog(): QueryCount[] {
   }
   return [...counts].map(([query, count]) => ({ query, count })).sort((a, b) => b.count - a.count);
 }
+
+export interface QueryEvent {
+  /** anonymized user id of the log */
+  user: string;
+  /** the query as typed (trimmed) */
+  query: string;
+  /** when it was typed, epoch milliseconds (the log's local time read as UTC) */
+  time: number;
+}
+
+/** Every query event of the log with its user and time, oldest first (events without a query are left out). */
+export function loadBestBuyQueryEvents(): QueryEvent[] {
+  const rows = parse(readDataText('bestbuyQueryLog'), { columns: true, skip_empty_lines: true }) as { user: string; query: string; query_time: string }[];
+  const out: QueryEvent[] = [];
+  for (const row of rows) {
+    const query = row.query.trim();
+    const time = Date.parse(`${row.query_time.replace(' ', 'T')}Z`);
+    if (query && Number.isFinite(time)) out.push({ user: row.user, query, time });
+  }
+  return out.sort((a, b) => a.time - b.time);
+}

@@ -65,6 +65,10 @@ export interface Config {
   /** HMAC key of presigned URLs and export links; when unset, one is generated and kept in the coordinator */
   signingSecret: string | undefined;
   plans: Record<PlanName, PlanLimits>;
+  /** engagement events per second per API key and router (token bucket refill) */
+  eventsPerSecond: number;
+  /** engagement events a key may send at once before the rate applies (token bucket size) */
+  eventsBurst: number;
   grpcPort: number;
   nodeId: string | undefined;
   /** membership lease TTL: a node is declared dead this long after it stops renewing; long enough
@@ -74,6 +78,8 @@ export interface Config {
 }
 
 const MB = 1024 * 1024;
+export const DEFAULT_EVENTS_PER_SECOND = 200;
+export const DEFAULT_EVENTS_BURST = 1_000;
 
 export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
   free: {
@@ -140,6 +146,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blobRetentionMs: 7 * 24 * 3_600_000,
     signingSecret: undefined,
     plans: DEFAULT_PLANS,
+    eventsPerSecond: DEFAULT_EVENTS_PER_SECOND,
+    eventsBurst: DEFAULT_EVENTS_BURST,
     grpcPort: 0,
     nodeId: undefined,
     memberTtlSeconds: 10,
@@ -171,6 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobStuckAfterMs: int(env.SUGGEST_JOB_STUCK_AFTER_MS, base.jobStuckAfterMs),
     sseHeartbeatMs: int(env.SUGGEST_SSE_HEARTBEAT_MS, base.sseHeartbeatMs),
     signingSecret: env.SUGGEST_SIGNING_SECRET || base.signingSecret,
+    eventsPerSecond: int(env.SUGGEST_EVENTS_PER_SECOND, base.eventsPerSecond),
+    eventsBurst: int(env.SUGGEST_EVENTS_BURST, base.eventsBurst),
   };
   // placement settings: a bad value would stall moves or fail over on every hiccup
   const atLeastOne: [keyof Config, string][] = [

@@ -31,7 +31,7 @@ export interface GrpcClientPoolOptions {
 }
 
 const METHODS: readonly ShardMethod[] = [
-  'upsert', 'getDocument', 'deleteDocument', 'listDocuments', 'dropIndex', 'indexStats', 'query', 'partitionStats',
+  'upsert', 'getDocument', 'deleteDocument', 'listDocuments', 'dropIndex', 'indexStats', 'query', 'partitionStats', 'recordEvents',
   'putBlob', 'getBlob', 'deleteBlob', 'startJob', 'cancelJob',
 ];
 
@@ -82,6 +82,9 @@ class RemoteShard implements ShardApi {
   }
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
     return this.call(S.partitionStats, this.deadlines.partitionStats, req);
+  }
+  recordEvents(req: pb.RecordEventsRequest): Promise<pb.RecordEventsResponse> {
+    return this.call(S.recordEvents, this.deadlines.recordEvents, req);
   }
   deleteBlob(req: pb.BlobRequest): Promise<pb.DeleteBlobResponse> {
     return this.call(S.deleteBlob, this.deadlines.deleteBlob, req);

@@ -20,6 +20,8 @@ export interface ShardApi {
    */
   queryValue?(req: QueryValueRequest): unknown;
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse>;
+  /** Appends engagement events to the part holding their documents (a write: in index order). */
+  recordEvents(req: pb.RecordEventsRequest): Promise<pb.RecordEventsResponse>;
   /** Stores a blob: the first chunk names it; durable (fsynced) when the promise resolves. */
   putBlob(chunks: AsyncIterable<pb.BlobChunk>): Promise<pb.BlobRef>;
   /** Reads a blob from `offset`; `file_not_found` when it does not exist. */

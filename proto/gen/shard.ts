@@ -126,6 +126,23 @@ export interface QueryResponse {
   result: Buffer;
 }
 
+/**
+ * Engagement events (clicks, add-to-cart, purchases) of one part: each event names a document of
+ * this part; events on documents the part does not hold are not stored and their ids come back.
+ */
+export interface RecordEventsRequest {
+  ref:
+    | IndexRef
+    | undefined;
+  /** msgpack array of {doc_id, query, type, position, user_id, session_id, ts} */
+  events: Buffer;
+}
+
+export interface RecordEventsResponse {
+  accepted: number;
+  unknownDocumentIds: string[];
+}
+
 export interface PartitionStatsRequest {
 }
 
@@ -1594,6 +1611,180 @@ export const QueryResponse: MessageFns<QueryResponse> = {
   },
 };
 
+function createBaseRecordEventsRequest(): RecordEventsRequest {
+  return { ref: undefined, events: Buffer.alloc(0) };
+}
+
+export const RecordEventsRequest: MessageFns<RecordEventsRequest> = {
+  encode(message: RecordEventsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ref !== undefined) {
+      IndexRef.encode(message.ref, writer.uint32(10).fork()).join();
+    }
+    if (message.events.length !== 0) {
+      writer.uint32(18).bytes(message.events);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordEventsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordEventsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ref = IndexRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.events = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordEventsRequest {
+    return {
+      ref: isSet(object.ref) ? IndexRef.fromJSON(object.ref) : undefined,
+      events: isSet(object.events) ? Buffer.from(bytesFromBase64(object.events)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: RecordEventsRequest): unknown {
+    const obj: any = {};
+    if (message.ref !== undefined) {
+      obj.ref = IndexRef.toJSON(message.ref);
+    }
+    if (message.events.length !== 0) {
+      obj.events = base64FromBytes(message.events);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordEventsRequest>, I>>(base?: I): RecordEventsRequest {
+    return RecordEventsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordEventsRequest>, I>>(object: I): RecordEventsRequest {
+    const message = createBaseRecordEventsRequest();
+    message.ref = (object.ref !== undefined && object.ref !== null) ? IndexRef.fromPartial(object.ref) : undefined;
+    message.events = object.events ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseRecordEventsResponse(): RecordEventsResponse {
+  return { accepted: 0, unknownDocumentIds: [] };
+}
+
+export const RecordEventsResponse: MessageFns<RecordEventsResponse> = {
+  encode(message: RecordEventsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accepted !== 0) {
+      writer.uint32(8).uint32(message.accepted);
+    }
+    for (const v of message.unknownDocumentIds) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordEventsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordEventsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.accepted = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.unknownDocumentIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordEventsResponse {
+    return {
+      accepted: isSet(object.accepted) ? globalThis.Number(object.accepted) : 0,
+      unknownDocumentIds: globalThis.Array.isArray(object?.unknownDocumentIds)
+        ? object.unknownDocumentIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.unknown_document_ids)
+        ? object.unknown_document_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: RecordEventsResponse): unknown {
+    const obj: any = {};
+    if (message.accepted !== 0) {
+      obj.accepted = Math.round(message.accepted);
+    }
+    if (message.unknownDocumentIds?.length) {
+      obj.unknownDocumentIds = message.unknownDocumentIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordEventsResponse>, I>>(base?: I): RecordEventsResponse {
+    return RecordEventsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordEventsResponse>, I>>(object: I): RecordEventsResponse {
+    const message = createBaseRecordEventsResponse();
+    message.accepted = object.accepted ?? 0;
+    message.unknownDocumentIds = object.unknownDocumentIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
 function createBasePartitionStatsRequest(): PartitionStatsRequest {
   return {};
 }
@@ -2584,6 +2775,16 @@ export const ShardServiceService = {
       Buffer.from(PartitionStatsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PartitionStatsResponse => PartitionStatsResponse.decode(value),
   },
+  recordEvents: {
+    path: "/suggest.shard.v1.ShardService/RecordEvents" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordEventsRequest): Buffer => Buffer.from(RecordEventsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordEventsRequest => RecordEventsRequest.decode(value),
+    responseSerialize: (value: RecordEventsResponse): Buffer =>
+      Buffer.from(RecordEventsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordEventsResponse => RecordEventsResponse.decode(value),
+  },
   putBlob: {
     path: "/suggest.shard.v1.ShardService/PutBlob" as const,
     requestStream: true as const,
@@ -2640,6 +2841,7 @@ export interface ShardServiceServer extends UntypedServiceImplementation {
   indexStats: handleUnaryCall<IndexStatsRequest, IndexStatsResponse>;
   query: handleUnaryCall<QueryRequest, QueryResponse>;
   partitionStats: handleUnaryCall<PartitionStatsRequest, PartitionStatsResponse>;
+  recordEvents: handleUnaryCall<RecordEventsRequest, RecordEventsResponse>;
   putBlob: handleClientStreamingCall<BlobChunk, BlobRef>;
   getBlob: handleServerStreamingCall<BlobRequest, BlobChunk>;
   deleteBlob: handleUnaryCall<BlobRequest, DeleteBlobResponse>;
@@ -2767,6 +2969,21 @@ export interface ShardServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PartitionStatsResponse) => void,
+  ): ClientUnaryCall;
+  recordEvents(
+    request: RecordEventsRequest,
+    callback: (error: ServiceError | null, response: RecordEventsResponse) => void,
+  ): ClientUnaryCall;
+  recordEvents(
+    request: RecordEventsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordEventsResponse) => void,
+  ): ClientUnaryCall;
+  recordEvents(
+    request: RecordEventsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordEventsResponse) => void,
   ): ClientUnaryCall;
   putBlob(callback: (error: ServiceError | null, response: BlobRef) => void): ClientWritableStream<BlobChunk>;
   putBlob(

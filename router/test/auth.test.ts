@@ -47,8 +47,10 @@ describe('auth matrix', () => {
     expect(auto.status).toBe(501);
     const predict = await r.call<Err>('POST', '/v1/predict', { key: a.pub, body: { query: 'tv' } });
     expect(predict.status).toBe(501);
-    const click = await r.call<Err>('POST', '/v1/events/click', { key: a.pub, body: { document_id: 'd1' } });
-    expect(click.status).toBe(501);
+    // past the key check: the document is unknown
+    const click = await r.call<Err>('POST', '/v1/events/click', { key: a.pub, body: { doc_id: 'd1' } });
+    expect(click.status).toBe(404);
+    expect(click.body.code).toBe('document_not_found');
     for (const [method, p, body] of [
       ['GET', '/v1/indexes', undefined],
       ['POST', '/v1/indexes', { index_id: 'x', name: 'x' }],

@@ -2,29 +2,62 @@
 // it. Engines are built on first use from the partition's documents (or loaded from a snapshot
 // written beside the partition at close, when the snapshot still matches the stored data), and
 // follow every applied write through the node's change events, so a query after an
-// acknowledged write sees it.
+// acknowledged write sees it. Beside each engine, a BehaviorModel learned from the part's
+// engagement events (replayed from the event log on load, then fed each new event) re-ranks
+// what the engine returns (behavior-ranking.ts). Builds run on the segment pool when there is one
+// (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
+// its interval and makes a query wait only for documents it must see that are still being built.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
 import { decodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
 import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
-import { SuggestEngine } from '../engine/engine.js';
-import type { PredictRequest } from '../engine/predict.js';
+import { decodeEvent, type EngagementEvent } from '../../node/runtime/engagement-event.js';
+import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
+import { behaviorSettings, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
+import { docFields } from '../engine/doc-fields.js';
+import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
+import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
-import { AUTOCOMPLETE_MODES, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest } from '../engine/types.js';
+import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
+import type { Segment } from '../engine/segment.js';
+import { EngineRefresher, type EngineRefresherOptions } from './engine-refresher.js';
+import type { SegmentPool } from './segment-pool.js';
+
+export interface SearchHostOptions {
+  dataDir: string;
+  log?: Logger;
+  /** worker threads for segment builds and merges; without one, everything is built in place */
+  pool?: SegmentPool | null;
+  /** refresher settings (interval, in-place and pooled batch sizes) */
+  refresh?: Omit<EngineRefresherOptions, 'pool' | 'log'>;
+}
+
+/** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
+const LOAD_CHUNK = 100_000;
+/** Minimum support of mined phrases: the engines' default, which pooled builds must use too. */
+const MIN_SUPPORT = 2;
 
 interface Entry {
   engine: SuggestEngine | null;
-  loading: Promise<SuggestEngine> | null;
+  behavior: BehaviorModel | null;
+  loading: Promise<Loaded> | null;
   /** writes that arrived while the engine was loading, applied once it is there */
   backlog: ChangeEvent[];
   partition: number;
   ref: pb.IndexRef;
+}
+
+interface Loaded {
+  engine: SuggestEngine;
+  behavior: BehaviorModel;
+  /** events with this sequence number and later were not in the replayed log */
+  eventsFrom: number;
 }
 
 const SNAPSHOT_VERSION = 1;
@@ -41,42 +74,91 @@ export class SearchHost implements QueryHandler {
   private readonly entries = new Map<string, Entry>();
   private readonly stores = new Map<number, PartitionStore>();
 
-  constructor(
-    private readonly opts: { dataDir: string; log?: Logger },
-  ) {}
+  private readonly refresher: EngineRefresher;
+  private readonly pool: SegmentPool | null;
+
+  constructor(private readonly opts: SearchHostOptions) {
+    this.pool = opts.pool ?? null;
+    this.refresher = new EngineRefresher({ ...opts.refresh, pool: this.pool, log: opts.log });
+  }
+
+  /** Engine options: with a pool, the refresher decides when and where buffered writes are built. */
+  private get engineOptions() {
+    return this.pool === null ? { autoMerge: true } : { autoMerge: false, maxPending: Number.MAX_SAFE_INTEGER };
+  }
 
   /** Feed for ShardNode.onChange. */
   readonly onChange = (event: ChangeEvent): void => {
     const key = keyOf(event.ref);
     const entry = this.entries.get(key);
     if (event.type === 'drop') {
+      if (entry?.engine) this.refresher.forget(entry.engine);
+      entry?.engine?.close();
       this.entries.delete(key);
       rmSync(this.snapshotPath(event.ref), { force: true });
       return;
     }
     if (!entry) return; // not loaded: the first query builds it from the store, which has the write
-    if (!entry.engine) {
+    if (!entry.engine || !entry.behavior) {
       entry.backlog.push(event);
       return;
     }
-    apply(entry.engine, event);
+    apply(entry.engine, entry.behavior, event, 0);
+    if (event.type === 'upsert' || event.type === 'delete') this.refresher.touch(entry.engine);
   };
 
   /** Synchronous once the part's engine is loaded (the in-process hot path relies on it). */
   query(ctx: QueryContext): unknown {
-    const engine = this.engineFor(ctx.store, ctx.ref);
-    return engine instanceof Promise ? engine.then((e) => this.run(e, ctx)) : this.run(engine, ctx);
+    const loaded = this.loadedFor(ctx.store, ctx.ref);
+    return loaded instanceof Promise ? loaded.then((l) => this.answer(l, ctx)) : this.answer(loaded, ctx);
   }
 
-  private run(engine: SuggestEngine, ctx: QueryContext): unknown {
+  /** At once, unless documents this query must see are still being indexed. */
+  private answer(loaded: Loaded, ctx: QueryContext): unknown {
+    if (this.refresher.ready(loaded.engine)) return this.run(loaded, ctx);
+    return this.refresher.settle(loaded.engine).then(() => this.run(loaded, ctx));
+  }
+
+  private run({ engine, behavior }: Loaded, ctx: QueryContext): unknown {
     const payload = (ctx.payload ?? {}) as Record<string, unknown>;
+    const settings = behaviorSettings(payload.behavior);
+    const learned = settings.enabled && !behavior.isEmpty;
+    const userId = typeof payload.user_id === 'string' && payload.user_id.length > 0 ? payload.user_id : undefined;
     switch (ctx.kind) {
-      case 'typeahead':
-        return engine.typeahead(typeaheadRequest(payload));
-      case 'autocomplete':
-        return engine.autocomplete(autocompleteRequest(payload));
-      case 'predict':
-        return engine.predict(predictRequest(payload));
+      case 'typeahead': {
+        const req = typeaheadRequest(payload);
+        const result = engine.typeahead(req);
+        return learned ? rankTypeahead(result, { model: behavior, query: req.query, userId, settings }, req.limit ?? 10) : result;
+      }
+      case 'autocomplete': {
+        const req = autocompleteRequest(payload);
+        if (!learned) return engine.autocomplete(req);
+        // a wider lexical pool, so that behaviour can lift documents from below the cut (documents
+        // chosen after the query are added even from outside it)
+        const limit = req.limit ?? 10;
+        const result = engine.autocomplete({ ...req, limit: poolFor(limit) });
+        const suggestions = rankAutocomplete(result.suggestions, visible(engine, req.ranking), { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
+        return { ...result, suggestions };
+      }
+      case 'predict': {
+        const req = predictRequest(payload);
+        if (!learned) return engine.predict(req);
+        // the same behaviour ranking under predict's candidate sources; a document whose score
+        // engagement did not change carries no behaviour signal (no `behavioral_boost` reason)
+        const ctxFor = (query: string) => ({ model: behavior, query, userId, settings });
+        return predictCandidates(
+          {
+            typeahead: (r) => rankTypeahead(engine.typeahead(r), ctxFor(r.query), r.limit ?? 10),
+            autocomplete: (r) => {
+              const result = engine.autocomplete({ ...r, limit: poolFor(r.limit ?? 10) });
+              const ranked = rankAutocomplete(result.suggestions, visible(engine, r.ranking), ctxFor(r.query), r.limit ?? 10, !r.filters);
+              return { ...result, suggestions: ranked.map((s) => (s.metadata.behavior && s.metadata.behavior.boost <= 1 ? { ...s, metadata: { ...s.metadata, behavior: undefined } } : s)) };
+            },
+            get: (id) => engine.get(id),
+          },
+          req,
+        );
+      }
       default:
         return fail('not_implemented', { feature: `Query kind '${ctx.kind}'` });
     }
@@ -87,19 +169,24 @@ export class SearchHost implements QueryHandler {
    * counts (which every write's limit check asks for) must stay cheap for parts nobody queries.
    */
   indexStats(ctx: IndexContext): unknown {
-    const engine = this.entries.get(keyOf(ctx.ref))?.engine;
-    return engine ? { loaded: true, ...engine.stats() } : { loaded: false };
+    const entry = this.entries.get(keyOf(ctx.ref));
+    return entry?.engine ? { loaded: true, ...entry.engine.stats({ refresh: false }), behavior: entry.behavior?.stats() ?? null } : { loaded: false };
   }
 
   /** The partition's data was replaced (a copy arrived) or left this node: its engines are stale. */
   forgetPartition(partition: number): void {
-    for (const [key, entry] of this.entries) if (entry.partition === partition) this.entries.delete(key);
+    for (const [key, entry] of this.entries) {
+      if (entry.partition !== partition) continue;
+      if (entry.engine) this.refresher.forget(entry.engine);
+      this.entries.delete(key);
+    }
     this.stores.delete(partition);
     rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
   }
 
   /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */
   async close(): Promise<void> {
+    await this.refresher.close();
     for (const entry of this.entries.values()) {
       if (!entry.engine) continue;
       const store = this.stores.get(entry.partition);
@@ -111,25 +198,28 @@ export class SearchHost implements QueryHandler {
         this.opts.log?.warn('engine snapshot failed', { err, index: entry.ref.physicalIndexId });
       }
     }
+    for (const entry of this.entries.values()) entry.engine?.close();
     this.entries.clear();
   }
 
-  private engineFor(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> | SuggestEngine {
+  private loadedFor(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> | Loaded {
     const key = keyOf(ref);
     let entry = this.entries.get(key);
-    if (entry?.engine) return entry.engine;
+    if (entry?.engine && entry.behavior) return { engine: entry.engine, behavior: entry.behavior, eventsFrom: 0 };
     if (entry?.loading) return entry.loading;
     this.stores.set(ref.partition, store);
-    entry = { engine: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref } };
+    entry = { engine: null, behavior: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref } };
     this.entries.set(key, entry);
     const e = entry;
     e.loading = this.load(store, ref).then(
-      (engine) => {
-        for (const ev of e.backlog) apply(engine, ev);
+      (loaded) => {
+        for (const ev of e.backlog) apply(loaded.engine, loaded.behavior, ev, loaded.eventsFrom);
+        if (e.backlog.length > 0) this.refresher.touch(loaded.engine);
         e.backlog = [];
-        e.engine = engine;
+        e.engine = loaded.engine;
+        e.behavior = loaded.behavior;
         e.loading = null;
-        return engine;
+        return loaded;
       },
       (err: unknown) => {
         this.entries.delete(key);
@@ -139,17 +229,63 @@ export class SearchHost implements QueryHandler {
     return e.loading;
   }
 
-  private async load(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
+  private async load(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> {
+    const engine = await this.loadEngine(store, ref);
+    const behavior = new BehaviorModel((id) => {
+      const doc = engine.get(id);
+      if (!doc) return null;
+      const f = docFields(doc);
+      return conceptKeys(f.brand, f.categories);
+    });
+    // the log up to here is replayed; later events reach the backlog (see apply)
+    const eventsFrom = store.eventCount(ref);
+    if (eventsFrom > 0) {
+      const started = Date.now();
+      for await (const batch of store.scanEvents(ref, eventsFrom)) {
+        const events: EngagementEvent[] = [];
+        for (const bytes of batch) {
+          const e = decodeEvent(bytes);
+          if (e) events.push(e);
+        }
+        behavior.apply(events);
+      }
+      this.opts.log?.info('engagement events replayed', { index: ref.physicalIndexId, part: ref.part, events: behavior.events, ms: Date.now() - started });
+    }
+    return { engine, behavior, eventsFrom };
+  }
+
+  private async loadEngine(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
     const stats = store.stats(ref);
     const fromSnapshot = this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
-    if (fromSnapshot) return fromSnapshot;
-    const engine = new SuggestEngine();
-    const started = Date.now();
-    for await (const batch of store.scan(ref, 2000)) {
-      const docs: SuggestDocument[] = batch.map((d) => decodeDocument(d.body));
-      engine.upsert(docs);
+    if (fromSnapshot) {
+      this.refresher.touch(fromSnapshot); // merges the policy wants
+      return fromSnapshot;
     }
-    engine.optimize();
+    const started = Date.now();
+    let engine: SuggestEngine;
+    const pool = this.pool;
+    if (pool !== null) {
+      // tokenizing on the pool: the event loop only reads the stored bodies
+      const builds: Promise<Segment>[] = [];
+      let chunk: Uint8Array[] = [];
+      for await (const batch of store.scan(ref, 2000)) {
+        for (const d of batch) chunk.push(d.body);
+        if (chunk.length >= LOAD_CHUNK) {
+          builds.push(pool.fromBodies(chunk, MIN_SUPPORT));
+          chunk = [];
+        }
+      }
+      if (chunk.length > 0) builds.push(pool.fromBodies(chunk, MIN_SUPPORT));
+      engine = SuggestEngine.fromSegments(await Promise.all(builds), this.engineOptions);
+      this.refresher.touch(engine);
+    } else {
+      engine = new SuggestEngine(this.engineOptions);
+      for await (const batch of store.scan(ref, 2000)) {
+        const docs: SuggestDocument[] = batch.map((d) => decodeDocument(d.body));
+        engine.upsert(docs);
+      }
+      engine.optimize();
+    }
     this.opts.log?.info('engine built from stored documents', { index: ref.physicalIndexId, part: ref.part, documents: engine.documentCount, ms: Date.now() - started });
     return engine;
   }
@@ -173,7 +309,7 @@ export class SearchHost implements QueryHandler {
       const headerLength = bytes.readUInt32LE(0);
       const header = JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')) as SnapshotHeader;
       if (header.v !== SNAPSHOT_VERSION || header.documents !== documents || header.stored_bytes !== storedBytes) return null;
-      const engine = SuggestEngine.deserialize(bytes.subarray(4 + headerLength));
+      const engine = SuggestEngine.deserialize(bytes.subarray(4 + headerLength), this.engineOptions);
       this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents });
       return engine;
     } catch (err) {
@@ -194,9 +330,22 @@ export class SearchHost implements QueryHandler {
   }
 }
 
-function apply(engine: SuggestEngine, event: ChangeEvent): void {
+/** Lexical candidates behaviour ranking re-ranks for a list of `limit`. */
+const poolFor = (limit: number) => Math.min(MAX_LIMIT, 2 * limit + 10);
+
+/** The live documents that hide rules let through: what behaviour ranking may add to a list. */
+function visible(engine: SuggestEngine, ranking: AutocompleteRequest['ranking']): DocumentSource {
+  return { get: (id) => (engine.hiddenBy(ranking, id) ? null : engine.get(id)) };
+}
+
+/** Applies a change; events with a sequence number below `eventsFrom` were already replayed from the log. */
+function apply(engine: SuggestEngine, behavior: BehaviorModel, event: ChangeEvent, eventsFrom: number): void {
   if (event.type === 'upsert' && event.documents) engine.upsert(event.documents.map((d) => decodeDocument(d.body)));
   else if (event.type === 'delete') engine.remove(event.ids);
+  else if (event.type === 'events' && event.events) {
+    const first = event.firstSeq ?? 0;
+    behavior.apply(event.events.filter((_, i) => first + i >= eventsFrom));
+  }
 }
 
 function limitOf(payload: Record<string, unknown>): number {
@@ -220,6 +369,12 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
     if (!AUTOCOMPLETE_MODES.includes(payload.mode as AutocompleteMode)) invalid(['query', 'mode'], `mode must be one of ${AUTOCOMPLETE_MODES.join(', ')}`, 'value_error.enum');
     req.mode = payload.mode as AutocompleteMode;
   }
+  if (payload.vector_backend !== undefined) {
+    if (!VECTOR_BACKENDS.includes(payload.vector_backend as VectorBackend)) invalid(['query', 'vector_backend'], `vector_backend must be one of ${VECTOR_BACKENDS.join(', ')}`, 'value_error.enum');
+    req.vectorBackend = payload.vector_backend as VectorBackend;
+  }
+  if (payload.benchmark === true) req.benchmark = true;
+  if (payload.debug === true) req.debug = true;
   if (payload.filters !== undefined && payload.filters !== null) {
     const checked = validateFilters(payload.filters);
     if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['query', ...p.loc] })));

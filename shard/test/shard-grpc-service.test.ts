@@ -173,6 +173,7 @@ describe('ShardService over gRPC', () => {
       indexStats: () => never,
       query: () => Promise.reject(new Error('engine exploded')),
       partitionStats: () => never,
+      recordEvents: () => never,
       ...noJobs,
     };
     const slow = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(stuck, quietLogger) });
@@ -202,6 +203,7 @@ describe('ShardService over gRPC', () => {
       dropIndex: () => never,
       indexStats: () => never,
       query: () => never,
+      recordEvents: () => never,
       ...noJobs,
     };
     const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(slowStats, quietLogger) });

@@ -1,0 +1,141 @@
+// End-to-end tests of the engagement loop over real HTTP on real Best Buy products: events sent
+// with a public key change what autocomplete and typeahead answer right away (the response
+// cache follows), personalization by user_id on paid plans only, the index schema's `events`
+// settings (mined query minimum and exclusions), and events deleted with their index.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient, waitFor } from './api-client.js';
+import type { SuiteTarget } from './api-suite.js';
+import { bestBuyDocuments } from './search-suite.js';
+
+interface Suggestion {
+  id: string;
+  type: string;
+  title: string;
+  score: number;
+  metadata?: { concepts: string[]; behavior?: { boost: number; personal: number; query: number; injected: boolean } };
+}
+type Body = { suggestions: Suggestion[]; code?: string; accepted?: number; ignored?: number; unknown_document_ids?: string[] };
+
+export function registerEventsSuite(name: string, target: () => SuiteTarget, opts: { parts: number }): void {
+  describe(name, () => {
+    let api: ApiClient;
+    let key: string;
+    let pub: string;
+    let freePub: string;
+    const tenant = `events-${Math.random().toString(36).slice(2, 8)}`;
+    const freeTenant = `${tenant}-free`;
+    const index = 'bestbuy';
+    const docs = bestBuyDocuments().slice(0, 1500);
+    const get = (path: string, k = pub) => api.call<Body>('GET', path, { key: k });
+    const click = (body: unknown, k = pub) => api.call<Body>('POST', '/v1/events/click', { key: k, body });
+
+    beforeAll(async () => {
+      const t = target();
+      api = new ApiClient(t.urls[0]!);
+      await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+      for (const [id, plan] of [
+        [tenant, 'pro'],
+        [freeTenant, 'free'],
+      ] as const) {
+        expect((await api.call('POST', '/v1/admin/tenants', { key: t.adminKey, body: { tenant_id: id, name: id, plan } })).status).toBe(200);
+      }
+      key = (await api.call<{ key: string }>('POST', `/v1/admin/tenants/${tenant}/keys`, { key: t.adminKey, body: { kind: 'private', name: 'w' } })).body.key;
+      pub = (await api.call<{ key: string }>('POST', `/v1/admin/tenants/${tenant}/keys`, { key: t.adminKey, body: { kind: 'public', name: 'r' } })).body.key;
+      const freeKey = (await api.call<{ key: string }>('POST', `/v1/admin/tenants/${freeTenant}/keys`, { key: t.adminKey, body: { kind: 'private', name: 'w' } })).body.key;
+      freePub = (await api.call<{ key: string }>('POST', `/v1/admin/tenants/${freeTenant}/keys`, { key: t.adminKey, body: { kind: 'public', name: 'r' } })).body.key;
+      expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: index, name: 'Best Buy', parts: opts.parts } })).status).toBe(200);
+      expect((await api.call('POST', '/v1/indexes', { key: freeKey, body: { index_id: index, name: 'Best Buy' } })).status).toBe(200);
+      for (let i = 0; i < docs.length; i += 500) {
+        expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 500) } })).status).toBe(200);
+      }
+      expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key: freeKey, body: { documents: docs.slice(0, 50) } })).status).toBe(200);
+    }, 120_000);
+
+    it('lifts the product people choose after a query, at once (cache included)', async () => {
+      const path = `/v1/autocomplete?index=${index}&query=${encodeURIComponent('headphones')}&limit=10`;
+      const before = await get(path);
+      expect(before.status).toBe(200);
+      expect(before.body.suggestions.length).toBeGreaterThan(5);
+      const target = before.body.suggestions[before.body.suggestions.length - 1]!;
+      expect(before.body.suggestions[0]!.id).not.toBe(target.id);
+      const events = Array.from({ length: 5 }, (_, i) => ({ index, doc_id: target.id, query: 'headphones', position: 10, session_id: `s${i}`, type: 'purchase' }));
+      const res = await click({ events });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ accepted: 5, ignored: 0, unknown_document_ids: [] });
+      const after = await get(path);
+      expect(after.body.suggestions[0]!.id).toBe(target.id);
+      expect(after.body.suggestions[0]!.metadata!.behavior!.boost).toBeGreaterThan(1);
+      // the prefix leads there too, through the query it continues into (up against strong
+      // title matches of "headph", so not necessarily first)
+      const prefix = await get(`/v1/autocomplete?index=${index}&query=headph&limit=10`);
+      const at = prefix.body.suggestions.findIndex((s) => s.id === target.id);
+      expect(at).toBeGreaterThanOrEqual(0);
+      expect(at).toBeLessThan(5);
+      expect(prefix.body.suggestions[at]!.metadata!.behavior!.query).toBeGreaterThan(0);
+    });
+
+    it('spreads a batch over the parts holding its documents and reports unknown ones', async () => {
+      const ids = docs.slice(100, 110).map((d) => d.id);
+      const res = await click({ events: [...ids.map((doc_id) => ({ index, doc_id })), { index, doc_id: 'no-such-doc' }] });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ accepted: 10, ignored: 1, unknown_document_ids: ['no-such-doc'] });
+      const single = await click({ index, doc_id: 'no-such-doc' });
+      expect(single.status).toBe(404);
+      expect(single.body.code).toBe('document_not_found');
+    });
+
+    it('mines typeahead completions from the queries typed, with the schema minimum and exclusions', async () => {
+      const doc = docs.find((d) => /xbox/i.test(d.title)) ?? docs[0]!;
+      const events = Array.from({ length: 2 }, (_, i) => ({ index, doc_id: doc.id, query: 'zelda breath of the wild', session_id: `z${i}` }));
+      expect((await click({ events })).status).toBe(200);
+      const path = `/v1/typeahead?index=${index}&query=zeld`;
+      expect((await get(path)).body.suggestions.map((s) => s.id)).not.toContain('q:zelda breath of the wild');
+      expect((await click({ index, doc_id: doc.id, query: 'Zelda  breath of the WILD', session_id: 'z3' })).status).toBe(200);
+      const mined = await get(path);
+      expect(mined.body.suggestions[0]).toMatchObject({ id: 'q:zelda breath of the wild', type: 'query', title: 'zelda breath of the wild' });
+      expect(Object.keys(mined.body.suggestions[0]!).sort()).toEqual(['id', 'score', 'title', 'type']);
+
+      const put = await api.call('PUT', `/v1/indexes/${index}/schema`, { key, body: { events: { min_query_count: 1, excluded_queries: ['zelda breath of the wild'] } } });
+      expect(put.status).toBe(200);
+      await waitFor(async () => !(await get(path)).body.suggestions.some((s) => s.id === 'q:zelda breath of the wild'), 10_000, 'exclusion');
+      const bad = await api.call<{ detail: { loc: unknown[] }[] }>('PUT', `/v1/indexes/${index}/schema`, { key, body: { events: { min_query_count: 0, typo: true } } });
+      expect(bad.status).toBe(422);
+      expect(bad.body.detail.map((d) => d.loc[1])).toContain('events');
+      expect((await api.call('PUT', `/v1/indexes/${index}/schema`, { key, body: {} })).status).toBe(200);
+    });
+
+    it('personalizes autocomplete by user_id on paid plans only', async () => {
+      const path = (user?: string) => `/v1/autocomplete?index=${index}&query=cable&limit=20${user ? `&user_id=${user}` : ''}`;
+      const pick = (await get(path())).body.suggestions[3]!;
+      expect((await click({ index, doc_id: pick.id, user_id: 'fan-1', type: 'purchase' })).status).toBe(200);
+      const mine = await get(path('fan-1'));
+      expect(mine.status).toBe(200);
+      const mineScore = mine.body.suggestions.find((s) => s.id === pick.id);
+      expect(mineScore?.metadata?.behavior?.personal ?? 0).toBeGreaterThan(0);
+      const someone = await get(path('someone-else'));
+      expect(someone.body.suggestions.every((s) => (s.metadata?.behavior?.personal ?? 0) === 0)).toBe(true);
+      // on a free plan: events with user_id are taken, personalized ranking is refused
+      expect((await click({ index, doc_id: docs[0]!.id, user_id: 'u' }, freePub)).status).toBe(200);
+      const free = await api.call<{ code: string }>('GET', `/v1/autocomplete?index=${index}&query=tv&user_id=u`, { key: freePub });
+      expect(free.status).toBe(403);
+      expect(free.body.code).toBe('plan_required');
+    });
+
+    it('deletes the events with the index', async () => {
+      const tmp = `tmp-${opts.parts}`;
+      expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: tmp, name: tmp, parts: opts.parts } })).status).toBe(200);
+      const few = docs.slice(0, 200);
+      expect((await api.call('POST', `/v1/indexes/${tmp}/documents`, { key, body: { documents: few } })).status).toBe(200);
+      const target = few.find((d) => /samsung/i.test(d.title)) ?? few[0]!;
+      expect((await click({ events: Array.from({ length: 3 }, (_, i) => ({ index: tmp, doc_id: target.id, query: 'samsung', session_id: `d${i}` })) })).status).toBe(200);
+      const learned = await get(`/v1/autocomplete?index=${tmp}&query=samsung`);
+      expect(learned.body.suggestions[0]!.metadata!.behavior).toBeDefined();
+      expect((await api.call('DELETE', `/v1/indexes/${tmp}`, { key })).status).toBe(200);
+      expect((await click({ index: tmp, doc_id: target.id })).status).toBe(404);
+      expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: tmp, name: tmp, parts: opts.parts } })).status).toBe(200);
+      expect((await api.call('POST', `/v1/indexes/${tmp}/documents`, { key, body: { documents: few } })).status).toBe(200);
+      const fresh = await get(`/v1/autocomplete?index=${tmp}&query=samsung`);
+      expect(fresh.body.suggestions.every((s) => s.metadata?.behavior === undefined)).toBe(true);
+    });
+  });
+}
