@@ -46,7 +46,7 @@ async function waitForCluster(probe: () => Promise<boolean>, ms: number, what: s
     await waitFor(probe, ms, what);
   } catch (err) {
     const v = await view().catch(() => null);
-    throw new Error(`${(err as Error).message}\nview: ${JSON.stringify({ epoch: v?.epoch, settled: v?.settled, nodes: v?.nodes, moves: v?.moves })}\n${diagnostics()}`);
+    throw new Error(`${(err as Error).message}\nview: ${JSON.stringify({ epoch: v?.epoch, settled: v?.settled, nodes: v?.nodes, moves: v?.moves })}\n${diagnostics()}`, { cause: err });
   }
 }
 
