@@ -26,6 +26,7 @@ import { loadBestBuyProducts, loadBestBuyQueryEvents } from '../data/bestbuy.js'
 import { REPO_ROOT } from '../data/data-files.js';
 import { loadHomeDepot, type JudgedQuery } from '../data/homedepot.js';
 import { SeededRandom } from '../data/seeded-random.js';
+import { summarize, type LatencySummary } from '../load/latency-stats.js';
 import { provisionIndex, ServiceError, waitSearchable } from '../load/provision-service.js';
 import { typingPrefix } from './eval-set.js';
 import { firstRelevantRank, scoreRanks, type RankingScore } from './metrics.js';
@@ -153,17 +154,21 @@ async function homeDepot(baseUrl: string, adminKey: string, seed: number, querie
 
   const measure = async (phase: string) => {
     const ranks = new Array<number>(cases.length);
+    const latencies = new Float64Array(cases.length);
     const t0 = performance.now();
     await forEachConcurrent(cases, async (c, i) => {
-      ranks[i] = firstRelevantRank(await engine.search(c.text, K), c.perfect, K);
+      const q0 = performance.now();
+      const ranked = await engine.search(c.text, K);
+      latencies[i] = performance.now() - q0;
+      ranks[i] = firstRelevantRank(ranked, c.perfect, K);
     });
     log(`home depot ${phase}: ${cases.length} searches in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const out: Record<string, RankingScore> = {};
     for (const h of ['A', 'B'] as const) for (const v of ['full', 'prefix60'] as const) out[`${h}/${v}`] = scoreRanks(cases.flatMap((c, i) => (c.half === h && c.variant === v ? [ranks[i]!] : [])));
-    return out;
+    return { scores: out, latency: summarize(latencies) };
   };
 
-  const before = await measure('before');
+  const beforeRun = await measure('before');
   const events: ClickEvent[] = [];
   let session = 0;
   chosen.forEach((q: JudgedQuery, i) => {
@@ -173,15 +178,16 @@ async function homeDepot(baseUrl: string, adminKey: string, seed: number, querie
   const shuffled = new SeededRandom(seed + 1).shuffled(events);
   const sent = await replay(baseUrl, p.publicKey, shuffled);
   log(`home depot: replayed ${sent.sent} clicks (${sent.accepted} accepted) in ${(sent.ms / 1000).toFixed(1)} s`);
-  const after = await measure('after');
+  const afterRun = await measure('after');
   return {
     documents: docs.length,
     queries: chosen.length,
     half_a_queries: chosen.filter((_, i) => half(i) === 'A').length,
     clicks: sent,
     click_rule: 'round(2 * (mean relevance - 2)) sessions per judged product of a half-A query',
-    before,
-    after,
+    before: beforeRun.scores,
+    after: afterRun.scores,
+    latency: { before: beforeRun.latency, after: afterRun.latency } as { before: LatencySummary; after: LatencySummary },
   };
 }
 
@@ -300,7 +306,14 @@ async function main() {
         lines.push(`| ${h}${h === 'B' ? ' (held out)' : ' (replayed)'} | ${v} | ${pct(b.success_at_k)} | ${pct(a.success_at_k)} | ${num(b.mrr)} | ${num(a.mrr)} |`);
       }
     }
-    lines.push('');
+    const lb = hd.latency.before;
+    const la = hd.latency.after;
+    lines.push(
+      '',
+      `Autocomplete latency over HTTP, same cases, concurrency ${CONCURRENCY}: p50 ${num(lb.p50_ms)} -> ${num(la.p50_ms)} ms (x${(la.p50_ms / lb.p50_ms).toFixed(2)}), ` +
+        `p99 ${num(lb.p99_ms)} -> ${num(la.p99_ms)} ms (x${(la.p99_ms / lb.p99_ms).toFixed(2)}), before -> after the replay`,
+      '',
+    );
   }
   if (bb) {
     lines.push(
