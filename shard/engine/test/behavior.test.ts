@@ -127,6 +127,18 @@ describe('behaviour ranking', () => {
     expect(rankAutocomplete(pool, engine, { model: m, query: 'drill' }, 10, false).map((s) => s.id)).not.toContain('d5');
   });
 
+  it('never adds a document that a hide rule keeps out', () => {
+    const m = withEngine();
+    m.apply(Array.from({ length: 3 }, (_, i) => ev('d5', { query: 'drill', session_id: `s${i}`, ts: Date.now() })));
+    const ranking = { rules: [{ id: 'no-hose', action: 'hide' as const, target: { ids: ['d5'] } }] };
+    expect(engine.hiddenBy(ranking, 'd5')).toBe(true);
+    expect(engine.hiddenBy(ranking, 'd1')).toBe(false);
+    expect(engine.hiddenBy(null, 'd5')).toBe(false);
+    const visible = { get: (id: string) => (engine.hiddenBy(ranking, id) ? null : engine.get(id)) };
+    const pool = engine.autocomplete({ query: 'drill', limit: 50, ranking }).suggestions;
+    expect(rankAutocomplete(pool, visible, { model: m, query: 'drill' }, 10, true).map((s) => s.id)).not.toContain('d5');
+  });
+
   it('follows the graph: a query that led to a brand lifts that brand\'s other documents', () => {
     const m = withEngine();
     m.apply(Array.from({ length: 5 }, (_, i) => ev('d4', { query: 'drill', session_id: `s${i}`, ts: Date.now() })));
