@@ -219,6 +219,11 @@ export class BehaviorModel {
     return out;
   }
 
+  /** Whether the user has chosen anything yet. */
+  hasUser(userId: string): boolean {
+    return this.userDoc.has(userId);
+  }
+
   /** A user's affinity: decayed weight per document, concept shares, and the decayed total. */
   user(userId: string, now = Date.now()): { docs: Map<string, number>; concepts: Map<ConceptKey, number>; total: number } | null {
     const docs = this.userDoc.get(userId);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EngagementEvent } from '../../../node/runtime/engagement-event.js';
 import { BehaviorModel, HALF_LIFE_MS, conceptKeys, queryKey } from '../behavior.js';
-import { DEFAULT_BEHAVIOR_SETTINGS, behaviorSettings, rankAutocomplete, rankTypeahead } from '../behavior-ranking.js';
+import { DEFAULT_BEHAVIOR_SETTINGS, behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead } from '../behavior-ranking.js';
 import { SuggestEngine } from '../engine.js';
 
 const NOW = Date.UTC(2026, 10, 23);
@@ -174,6 +174,17 @@ describe('behaviour ranking', () => {
     const excluded = rankTypeahead(base, { model: m, query: 'drill d', settings: behaviorSettings({ excluded_queries: ['Drill Driver Combo'] }) }, 10);
     expect(excluded.suggestions.map((s) => s.id)).not.toContain('q:drill driver combo');
     expect(rankTypeahead(base, { model: m, query: 'drill d', settings: DEFAULT_BEHAVIOR_SETTINGS }, 1).suggestions).toHaveLength(1);
+  });
+
+  it('widens the candidate pool only when the query or the user has evidence', () => {
+    const m = withEngine();
+    m.apply([ev('d1', { query: 'cordless drill' }), ev('d3', { user_id: 'u' })]);
+    expect(candidatePool(m, 'garden', undefined, 10, 50)).toBe(10);
+    expect(candidatePool(m, 'cordless drill', undefined, 10, 50)).toBe(30);
+    expect(candidatePool(m, 'cordl', undefined, 10, 50)).toBe(30);
+    expect(candidatePool(m, 'garden', 'u', 10, 50)).toBe(30);
+    expect(candidatePool(m, 'garden', 'nobody', 10, 50)).toBe(10);
+    expect(candidatePool(m, 'cordless drill', undefined, 25, 50)).toBe(50);
   });
 
   it('reads settings defensively', () => {
