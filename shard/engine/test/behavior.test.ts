@@ -66,6 +66,15 @@ describe('BehaviorModel', () => {
     expect(m.minedCompletions('saw', 1, 10)).toEqual([]);
   });
 
+  it('stops learning new queries past its cap, and keeps counting the known ones', () => {
+    const m = new BehaviorModel(() => [], 2);
+    m.apply([ev('d1', { query: 'one' }), ev('d1', { query: 'two' }), ev('d1', { query: 'three' }), ev('d1', { query: 'one' })]);
+    expect(m.stats().queries).toBe(2);
+    expect(m.minedCompletions('one', 1, 10)[0]!.count).toBe(2);
+    expect(m.relatedQueries('three', false)).toEqual([]);
+    expect(m.popularity('d1', NOW)).toBeCloseTo(4, 6);
+  });
+
   it('keeps user affinity for documents and concepts', () => {
     const m = model();
     m.apply([ev('d1', { user_id: 'u1' }), ev('d3', { user_id: 'u1', type: 'purchase' })]);
