@@ -41,6 +41,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '7' },
     k: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '3' },
     'skip-homedepot': { type: 'boolean', default: false },
     'skip-bestbuy': { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -179,6 +180,7 @@ async function homeDepot(baseUrl: string, adminKey: string, seed: number, querie
   const sent = await replay(baseUrl, p.publicKey, shuffled);
   log(`home depot: replayed ${sent.sent} clicks (${sent.accepted} accepted) in ${(sent.ms / 1000).toFixed(1)} s`);
   const afterRun = await measure('after');
+  const cost = await rankingCost(baseUrl, p.privateKey, p.publicKey, index, cases.map((c) => c.text));
   return {
     documents: docs.length,
     queries: chosen.length,
@@ -188,7 +190,50 @@ async function homeDepot(baseUrl: string, adminKey: string, seed: number, querie
     before: beforeRun.scores,
     after: afterRun.scores,
     latency: { before: beforeRun.latency, after: afterRun.latency } as { before: LatencySummary; after: LatencySummary },
+    ranking_cost: cost,
   };
+}
+
+/**
+ * What behaviour ranking costs: the same cases on the same index (events replayed), with the
+ * index schema's `events.enabled` off (baseline) and on, in alternating rounds, cache bypassed.
+ */
+async function rankingCost(baseUrl: string, privateKey: string, publicKey: string, index: string, texts: string[]) {
+  const rounds = int(values.rounds, 'rounds');
+  const setEnabled = async (enabled: boolean) => {
+    const res = await fetch(`${baseUrl}/v1/indexes/${index}/schema`, { method: 'PUT', headers: { 'x-api-key': privateKey, 'content-type': 'application/json' }, body: JSON.stringify({ events: { enabled } }) });
+    if (res.status !== 200) throw new ServiceError('PUT schema', res.status, await res.text());
+  };
+  const round = async () => {
+    const latencies = new Float64Array(texts.length);
+    await forEachConcurrent(texts, async (text, i) => {
+      const q0 = performance.now();
+      const res = await fetch(`${baseUrl}/v1/autocomplete?${new URLSearchParams({ query: text, index, limit: String(K), mode: 'fts_only', bypass_cache: 'true' })}`, { headers: { 'x-api-key': publicKey } });
+      await res.text();
+      latencies[i] = performance.now() - q0;
+    });
+    return latencies;
+  };
+  const off: Float64Array[] = [];
+  const on: Float64Array[] = [];
+  for (let r = 0; r < rounds; r++) {
+    await setEnabled(false);
+    off.push(await round());
+    await setEnabled(true);
+    on.push(await round());
+    log(`ranking cost round ${r + 1}/${rounds} done`);
+  }
+  const join = (xs: Float64Array[]) => {
+    const out = new Float64Array(xs.reduce((n, x) => n + x.length, 0));
+    let o = 0;
+    for (const x of xs) {
+      out.set(x, o);
+      o += x.length;
+    }
+    return out;
+  };
+  await fetch(`${baseUrl}/v1/indexes/${index}/schema`, { method: 'PUT', headers: { 'x-api-key': privateKey, 'content-type': 'application/json' }, body: '{}' });
+  return { rounds, cases_per_round: texts.length, off: summarize(join(off)), on: summarize(join(on)) };
 }
 
 // ---------------------------------------------------------------- Best Buy
@@ -306,12 +351,12 @@ async function main() {
         lines.push(`| ${h}${h === 'B' ? ' (held out)' : ' (replayed)'} | ${v} | ${pct(b.success_at_k)} | ${pct(a.success_at_k)} | ${num(b.mrr)} | ${num(a.mrr)} |`);
       }
     }
-    const lb = hd.latency.before;
-    const la = hd.latency.after;
+    const c = hd.ranking_cost;
     lines.push(
       '',
-      `Autocomplete latency over HTTP, same cases, concurrency ${CONCURRENCY}: p50 ${num(lb.p50_ms)} -> ${num(la.p50_ms)} ms (x${(la.p50_ms / lb.p50_ms).toFixed(2)}), ` +
-        `p99 ${num(lb.p99_ms)} -> ${num(la.p99_ms)} ms (x${(la.p99_ms / lb.p99_ms).toFixed(2)}), before -> after the replay`,
+      `Cost of behaviour ranking: the ${c.cases_per_round} cases on the replayed index, schema events.enabled off then on, ${c.rounds} alternating rounds each, ` +
+        `cache bypassed, concurrency ${CONCURRENCY}, HTTP round trip: p50 ${num(c.off.p50_ms)} -> ${num(c.on.p50_ms)} ms (x${(c.on.p50_ms / c.off.p50_ms).toFixed(2)}), ` +
+        `p99 ${num(c.off.p99_ms)} -> ${num(c.on.p99_ms)} ms (x${(c.on.p99_ms / c.off.p99_ms).toFixed(2)})`,
       '',
     );
   }
