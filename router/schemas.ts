@@ -255,6 +255,7 @@ export const SynonymEntry = named(
       ),
     ],
     {
+      'x-hint': `Use a list of 2 to ${SYNONYM_LIMITS.termsPerEntry} equivalent terms (["tv", "television"]) or {"from": "ac", "to": ["air conditioner"]}; terms are 1 to ${SYNONYM_LIMITS.termLength} characters.`,
       description:
         'Autocomplete searches each synonym reading of the query (one phrase replaced, longest match first, at most 8 readings) beside the query as typed; ' +
         'documents found only through a synonym score x0.85 and carry `metadata.synonym: {from, to}`. Typeahead does not expand synonyms.',
@@ -478,9 +479,40 @@ const FilterValue = Type.Union([
 export const Filters = named('Filters', Type.Record(Type.String(), FilterValue, { description: 'Field name -> exact values or a range (gte, gt, lte, lt).' }));
 
 export const SEARCH_MODES = ['fts_only', 'vector_only', 'hybrid', 'fts_rerank'] as const;
-export const SearchMode = Type.Union(SEARCH_MODES.map((m) => Type.Literal(m)));
-export const VECTOR_BACKENDS = ['usearch', 'hnswlib'] as const;
-export const VectorBackend = Type.Union(VECTOR_BACKENDS.map((m) => Type.Literal(m)));
+export const SearchMode = Type.Union(SEARCH_MODES.map((m) => Type.Literal(m)), { description: 'Default `fts_only`.' });
+export const VECTOR_BACKENDS = ['hnswlib', 'usearch'] as const;
+export const VectorBackend = Type.Union(VECTOR_BACKENDS.map((m) => Type.Literal(m)), { description: 'ANN library of the vector modes; default `hnswlib`.' });
+
+const BackendTiming = Type.Object({
+  ms: Type.Number({ description: 'Time of this library\'s vector retrieval (slowest part).' }),
+  method: Type.String({ description: '`ann` (its graphs answered), `exact` (a graph was not complete: exact scan), `mixed`, `none`.' }),
+  graph_ready: Type.Boolean(),
+  recall_at_k: Type.Number({ description: 'Share of the exact top k found (a hit as similar as the exact k-th counts); mean over parts.' }),
+});
+export const VectorDebug = named(
+  'VectorDebug',
+  Type.Object(
+    {
+      backend: Type.String(),
+      embedder: Type.String({ description: 'Name of the embedder of documents and queries.' }),
+      dimensions: Type.Integer(),
+      method: Type.String({ description: 'How vector candidates were found: `ann`, `exact`, `mixed` (some parts or segments each way) or `none` (the mode needs none).' }),
+      graph: Type.Object({ ready: Type.Boolean(), built: Type.Integer(), total: Type.Integer() }, { description: 'ANN graph build progress of the requested library, in documents.' }),
+      candidates: Type.Integer(),
+      ms: Type.Number(),
+      benchmark: Type.Optional(
+        Type.Object({
+          k: Type.Integer(),
+          backends: Type.Object({ hnswlib: BackendTiming, usearch: BackendTiming }),
+          overlap_at_k: Type.Number({ description: '|top k of hnswlib ∩ top k of usearch| / k; mean over parts.' }),
+          exact_ms: Type.Number(),
+        }),
+      ),
+      parts: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'Each part\'s own report, when the index has several.' })),
+    },
+    { description: 'What the vector retrieval did (debug=true or benchmark=true).' },
+  ),
+);
 
 export const SearchText = Type.String({ minLength: 1, maxLength: 512 });
 export const SearchLimit = Type.Integer({ minimum: 1, maximum: 50, default: 10 });
@@ -530,7 +562,7 @@ export const AutocompleteSuggestion = named(
   }),
 );
 
-const suggestResponse = (name: string, suggestion: TSchema) =>
+const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema) =>
   named(
     name,
     Type.Object({
@@ -542,11 +574,16 @@ const suggestResponse = (name: string, suggestion: TSchema) =>
       index: Type.String(),
       took_ms: Type.Number(),
       suggestions: Type.Array(suggestion),
-      debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless debug or profile was asked for' }),
+      debug: debugSchema,
     }),
   );
-export const TypeaheadResponse = suggestResponse('TypeaheadResponse', TypeaheadSuggestion);
-export const AutocompleteResponse = suggestResponse('AutocompleteResponse', AutocompleteSuggestion);
+const plainDebug = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless debug or profile was asked for' });
+const autocompleteDebug = Type.Union(
+  [Type.Object({ vector: Type.Optional(VectorDebug) }, { additionalProperties: true }), Type.Null()],
+  { description: 'null unless debug, profile or benchmark was asked for; `vector` with debug or benchmark' },
+);
+export const TypeaheadResponse = suggestResponse('TypeaheadResponse', TypeaheadSuggestion, plainDebug);
+export const AutocompleteResponse = suggestResponse('AutocompleteResponse', AutocompleteSuggestion, autocompleteDebug);
 
 export const PredictRequest = named(
   'PredictRequest',

@@ -28,6 +28,10 @@ export interface SearchParams {
   profile?: boolean;
   bypassCache?: boolean;
   userId?: string | undefined;
+  /** ANN library of the vector modes (the shard's default when absent) */
+  vectorBackend?: string | undefined;
+  /** run both vector libraries and report `debug.vector.benchmark` */
+  benchmark?: boolean;
 }
 
 interface Suggestion {
@@ -43,6 +47,26 @@ interface PartResult {
   suggestions: Suggestion[];
   pinned?: PinnedSuggestion<Suggestion>[];
   ranking?: PartRankingReport;
+  debug?: { vector?: PartVectorDebug };
+}
+
+interface BackendTiming {
+  ms: number;
+  method: string;
+  graph_ready: boolean;
+  recall_at_k: number;
+}
+
+/** What one part's vector retrieval did (shard/engine/types.ts VectorDebug). */
+interface PartVectorDebug {
+  backend: string;
+  embedder: string;
+  dimensions: number;
+  method: string;
+  graph: { ready: boolean; built: number; total: number };
+  candidates: number;
+  ms: number;
+  benchmark?: { k: number; backends: Record<string, BackendTiming>; overlap_at_k: number; exact_ms: number };
 }
 
 const MAX_CACHE_ENTRIES = 100_000;
@@ -77,7 +101,7 @@ export class SearchService {
    */
   searchSync(p: SearchParams): string | undefined {
     const started = performance.now();
-    if (p.debug || p.profile) return undefined;
+    if (p.debug || p.profile || p.benchmark) return undefined;
     const resolved = this.data.resolveCached(p.tenant, p.index);
     if (resolved === undefined) return undefined;
     const physical = resolved.physical;
@@ -119,7 +143,7 @@ export class SearchService {
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const behavior = behaviorOf(resolved.index);
-    const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile;
+    const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
     const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
@@ -151,13 +175,15 @@ export class SearchService {
     const gathered = performance.now();
     const placed: PlacedPin[] = [];
     let debug: ((merged: number) => unknown) | null = null;
-    if (p.debug || p.profile) {
+    if (p.debug || p.profile || p.benchmark) {
       debug = () => {
         const done = performance.now();
+        const vector = mergeVectorDebug(parts);
         return {
           physical_index_id: physical.physical_index_id,
           parts: physical.parts,
           cache: useCache ? 'miss' : 'bypassed',
+          ...(vector ? { vector } : {}),
           ranking: rankingDebug(ranking, parts, placed),
           ...(p.profile
             ? {
@@ -180,10 +206,10 @@ export class SearchService {
 
   /** The response-cache key, or null when this request may not use the cache. */
   private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined): string | null {
-    if (!this.caching || p.bypassCache || p.debug || p.profile) return null;
+    if (!this.caching || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
     const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
     // user_id and the schema's events settings change behaviour ranking; events themselves bump `gen`
-    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
   }
 
   private store(cacheKey: string, rest: string): void {
@@ -238,6 +264,8 @@ const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<
   ...(behavior !== undefined ? { behavior } : {}),
   ...(ranking.payload ? { ranking: ranking.payload } : {}),
   ...(p.debug ? { debug: true } : {}),
+  ...(p.vectorBackend ? { vector_backend: p.vectorBackend } : {}),
+  ...(p.benchmark ? { benchmark: true } : {}),
 });
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
@@ -253,6 +281,52 @@ function merge(parts: PartResult[], limit: number): Suggestion[] {
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+}
+
+/**
+ * One `debug.vector` for the whole index: a single part's as it is; several parts' summed
+ * (graph sizes, candidates), the slowest part's times (parts run in parallel), mean recall and
+ * overlap, and each part's own report under `parts`.
+ */
+function mergeVectorDebug(parts: PartResult[]): Record<string, unknown> | null {
+  const reports = parts.map((p) => p.debug?.vector).filter((v): v is PartVectorDebug => v !== undefined);
+  const first = reports[0];
+  if (first === undefined) return null;
+  if (reports.length === 1) return { ...first };
+  const methods = new Set(reports.map((r) => r.method).filter((m) => m !== 'none'));
+  const method = methods.size === 0 ? 'none' : methods.size === 1 ? [...methods][0] : 'mixed';
+  const merged: Record<string, unknown> = {
+    backend: first.backend,
+    embedder: first.embedder,
+    dimensions: first.dimensions,
+    method,
+    graph: {
+      ready: reports.every((r) => r.graph.ready),
+      built: reports.reduce((a, r) => a + r.graph.built, 0),
+      total: reports.reduce((a, r) => a + r.graph.total, 0),
+    },
+    candidates: reports.reduce((a, r) => a + r.candidates, 0),
+    ms: Math.max(...reports.map((r) => r.ms)),
+  };
+  const benches = reports.map((r) => r.benchmark).filter((b) => b !== undefined);
+  const b0 = benches[0];
+  if (b0 !== undefined) {
+    const mean = (xs: number[]) => round(xs.reduce((a, x) => a + x, 0) / Math.max(1, xs.length));
+    const backends: Record<string, BackendTiming> = {};
+    for (const name of Object.keys(b0.backends)) {
+      const ts = benches.map((b) => b.backends[name]).filter((t): t is BackendTiming => t !== undefined);
+      const ms = new Set(ts.map((t) => t.method));
+      backends[name] = {
+        ms: Math.max(...ts.map((t) => t.ms)),
+        method: ms.size === 1 ? [...ms][0]! : 'mixed',
+        graph_ready: ts.every((t) => t.graph_ready),
+        recall_at_k: mean(ts.map((t) => t.recall_at_k)),
+      };
+    }
+    merged.benchmark = { k: b0.k, backends, overlap_at_k: mean(benches.map((b) => b.overlap_at_k)), exact_ms: Math.max(...benches.map((b) => b.exact_ms)) };
+  }
+  merged.parts = reports;
+  return merged;
 }
 
 /** The correction most parts agree on (parts see different slices of the vocabulary). */

@@ -7,6 +7,7 @@ import { registerApiSuite } from './api-suite.js';
 import { registerEventsSuite } from './events-suite.js';
 import { registerRankingSuite } from './ranking-suite.js';
 import { registerSearchSuite } from './search-suite.js';
+import { registerVectorSuite } from './vector-suite.js';
 import { registerPredictSuite } from './predict-suite.js';
 import { ApiClient, waitFor } from './api-client.js';
 
@@ -20,6 +21,7 @@ afterAll(async () => {
 
 registerApiSuite('local cluster', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }));
 registerSearchSuite('search on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });
+registerVectorSuite('vector modes on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });
 registerEventsSuite('engagement events on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });
 registerRankingSuite('synonyms and merchandising on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });
 registerPredictSuite('predict on the local cluster, index in 3 parts', () => ({ urls: cluster.routerUrls, adminKey: cluster.adminKey }), { parts: 3 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { registerRankingSuite } from './ranking-suite.js';
 import { registerSearchSuite } from './search-suite.js';
+import { registerVectorSuite } from './vector-suite.js';
 
 let node: SingleNode;
 beforeAll(async () => {
@@ -14,5 +15,7 @@ afterAll(async () => {
 
 registerSearchSuite('search on a single node', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 1 });
 registerSearchSuite('search on a single node, index in 3 parts', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 3 });
+registerVectorSuite('vector modes on a single node', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 1 });
+registerVectorSuite('vector modes on a single node, index in 3 parts', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 3 });
 registerRankingSuite('synonyms and merchandising on a single node', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 1 });
 registerRankingSuite('synonyms and merchandising on a single node, index in 3 parts', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }), { parts: 3 });

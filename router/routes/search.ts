@@ -47,7 +47,9 @@ const AutocompleteQuery = Type.Object({
   filters: Type.Optional(Type.String({ maxLength: 4096, description: 'JSON object: field -> array of exact values, or a range object with gte, gt, lte, lt.' })),
   user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only.' })),
   vector_backend: Type.Optional(VectorBackend),
-  benchmark: Flag('Runs both vector backends and reports timings.'),
+  benchmark: Flag(
+    'Runs the vector retrieval with both libraries (and an exact scan as reference) and reports `debug.vector.benchmark`: per library its time, whether its graphs answered, recall@k against the exact scan, and the overlap@k of the two. Implies a debug object; never cached.',
+  ),
 });
 
 /** Parses the `filters` query parameter (a JSON string) and checks its shape. */
@@ -92,6 +94,8 @@ function autocompleteParams(req: Req<unknown, Static<typeof AutocompleteQuery>, 
     profile: req.query.profile,
     bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
     userId: req.query.user_id,
+    vectorBackend: req.query.vector_backend,
+    benchmark: req.query.benchmark,
   };
 }
 
@@ -140,7 +144,11 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       operationId: 'autocomplete',
       summary: 'Ranked suggestions with modes, filters and personalization',
       description:
-        'When `mode` is omitted the index default applies (`hybrid`). `user_id` needs a paid plan (403 `plan_required`). ' +
+        'Modes: `fts_only` (lexical, BM25F with typo tolerance; the default when `mode` is omitted: the fastest mode, and the best or equal on the Home Depot evaluation, see BENCHMARKS.md), ' +
+        '`vector_only` (nearest documents by embedding similarity), `hybrid` (union of lexical and vector candidates, score 0.8·lex/(lex+8) + 0.2·cosine), ' +
+        '`fts_rerank` (lexical candidates re-ranked: score × (0.7 + 0.3·cosine)). Embeddings: the built-in hashed character n-gram embedder (256 dimensions, no download). ' +
+        '`vector_backend`: `hnswlib` (default) or `usearch`; graphs are built in the background after the first vector query on an index and an exact scan answers until they are complete (`debug.vector.method`). ' +
+        '`user_id` needs a paid plan (403 `plan_required`). ' +
         'Synonyms of the index schema and merchandising rules apply (see IndexSchema and Merchandising); with `debug=true`, `debug.ranking` shows ' +
         '`{config_version, synonyms: [{from, to, query, hits, kept}], rules: [{id, action, status: applied|disabled|not_started|ended|query_mismatch|not_on_typeahead, hidden?}], pins: [{id, rule, position}]}`.',
       tags,

@@ -11,6 +11,11 @@ export interface Embedder {
   readonly name: string;
   readonly dimensions: number;
   embed(texts: readonly string[]): Float32Array[];
+  /**
+   * A query's vector, when it is embedded differently from documents: with `lastIsPrefix` the
+   * last word is still being typed, so only what is typed of it counts.
+   */
+  embedQuery?(text: string, lastIsPrefix: boolean): Float32Array;
 }
 
 export interface HashedNgramOptions {
@@ -32,17 +37,24 @@ export class HashedNgramEmbedder implements Embedder {
   }
 
   embed(texts: readonly string[]): Float32Array[] {
-    return texts.map((t) => this.embedOne(t));
+    return texts.map((t) => this.embedOne(t, false));
   }
 
-  private embedOne(text: string): Float32Array {
+  /** A word being typed contributes its trigrams so far: no whole-word feature, no end mark. */
+  embedQuery(text: string, lastIsPrefix: boolean): Float32Array {
+    return this.embedOne(text, lastIsPrefix);
+  }
+
+  private embedOne(text: string, lastIsPrefix: boolean): Float32Array {
     const v = new Float32Array(this.dimensions);
-    for (const tok of tokenize(text, { variants: false })) {
+    const toks = tokenize(text, { variants: false });
+    toks.forEach((tok, i) => {
       const w = tok.term;
-      this.add(v, `w:${w}`, this.wordWeight);
-      const padded = `^${w}$`;
-      for (let i = 0; i + 3 <= padded.length; i++) this.add(v, padded.slice(i, i + 3), 1);
-    }
+      const partial = lastIsPrefix && i === toks.length - 1;
+      if (!partial) this.add(v, `w:${w}`, this.wordWeight);
+      const padded = partial ? `^${w}` : `^${w}$`;
+      for (let j = 0; j + 3 <= padded.length; j++) this.add(v, padded.slice(j, j + 3), 1);
+    });
     let norm = 0;
     for (let i = 0; i < v.length; i++) norm += (v[i] as number) * (v[i] as number);
     if (norm > 0) {

@@ -9,12 +9,13 @@
 // error saying to rebuild from the documents (a snapshot is a cache of them).
 //
 // Versions: 1 (UTF-16 titles and suggestion displays, no term top lists); 2 (UTF-8 titles and
-// displays, stored documents without their title, term top lists, shared deleted counter).
+// displays, stored documents without their title, term top lists, shared deleted counter);
+// 3 (per-document f32 vectors `vec.f32` and the embedder's name in the segment metadata).
 import { Segment, type SegmentMeta } from './segment.js';
 import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
-export const ENGINE_FORMAT_VERSION = 2;
-export const OLDEST_READABLE_VERSION = 2;
+export const ENGINE_FORMAT_VERSION = 3;
+export const OLDEST_READABLE_VERSION = 3;
 const MAGIC = 0x4e454753; // "SGEN" read as little-endian u32
 
 interface SegmentEntry {

@@ -11,7 +11,7 @@ import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { displayFields, docFields } from './doc-fields.js';
 import { decodeSegments, encodeSegments, ENGINE_FORMAT_VERSION } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
-import { lexicalSearch, type LexicalHit } from './lexical-search.js';
+import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
 import { RankingRules } from './ranking-rules.js';
 import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
@@ -20,7 +20,12 @@ import { typeahead } from './typeahead.js';
 import { predictCandidates, type PredictRequest } from './predict.js';
 import type { PredictPartResult } from '../../node/runtime/predict-types.js';
 import type { AutocompleteMode, AutocompleteRequest, AutocompleteResult, AutocompleteSuggestion, SuggestResult, TypeaheadRequest, TypeaheadSuggestion } from './types.js';
-import { HashedNgramEmbedder, cosine, type Embedder } from './embedder.js';
+import { HashedNgramEmbedder, type Embedder } from './embedder.js';
+import type { FilterSpec } from './filters.js';
+import { DEFAULT_AUTOCOMPLETE_MODE, type VectorBackendTiming, type VectorBenchmark, type VectorDebug } from './types.js';
+import { VectorGraphs, type VectorGraphOptions } from './vector-graphs.js';
+import { DEFAULT_VECTOR_BACKEND, VECTOR_BACKENDS, dotRow, type VectorBackend } from './vector-index.js';
+import { searchable, vectorSearch, type VectorHit, type VectorSearchResult } from './vector-search.js';
 
 export interface EngineOptions {
   /** buffered upserts that trigger a refresh by themselves (default 5000) */
@@ -40,8 +45,10 @@ export interface EngineOptions {
    * `planMerge` / `commitMerge`, building the merged segment on another thread
    */
   autoMerge?: boolean;
-  /** embedder of the fts_rerank mode (default: the built-in hashed n-gram embedder) */
+  /** embedder of documents and queries in the vector modes (default: the built-in hashed n-gram embedder) */
   embedder?: Embedder;
+  /** when and how ANN graphs are built (vector_only, hybrid) */
+  vectors?: VectorGraphOptions;
 }
 
 /** Segments to rebuild as one, from `planMerge`. */
@@ -66,6 +73,8 @@ export interface EngineStats {
   bytes_per_document: number;
   /** search structures only (stored documents excluded) per live document */
   index_bytes_per_document: number;
+  /** document vectors plus the ANN graphs built so far, per live document */
+  vector_bytes_per_document: number;
   format_version: number;
 }
 
@@ -75,7 +84,7 @@ export interface SharedEngineState {
   segments: SharedSegment[];
 }
 
-const DEFAULTS: Required<Omit<EngineOptions, 'embedder'>> = {
+const DEFAULTS: Required<Omit<EngineOptions, 'embedder' | 'vectors'>> & { vectors: VectorGraphOptions } = {
   maxPending: 5000,
   refreshOnRead: true,
   mergeFactor: 2,
@@ -83,25 +92,42 @@ const DEFAULTS: Required<Omit<EngineOptions, 'embedder'>> = {
   compactDeleted: 0.3,
   minSupport: 2,
   autoMerge: true,
+  vectors: {},
 };
 
 /** Documents found only through the corrected reading of a query keep this share of their score. */
 const CORRECTED_FACTOR = 0.5;
-/** Lexical candidates re-ranked in fts_rerank, and the weight of similarity in their score. */
-const RERANK_POOL = 50;
-const RERANK_WEIGHT = 0.3;
-
 /** Typeahead suggestions fetched beyond the limit when hide rules may remove some. */
 const HIDE_SPARE = 10;
+
+/** Candidates each retriever contributes to fts_rerank and hybrid. */
+const CANDIDATE_POOL = 50;
+/** Weight of similarity in the fts_rerank score factor. */
+const RERANK_WEIGHT = 0.3;
+/**
+ * hybrid: score = LEX_WEIGHT * lex / (lex + LEX_HALF) + (1 - LEX_WEIGHT) * max(0, cosine). The
+ * lexical score saturates (a BM25F score of LEX_HALF counts half), so both parts live in [0, 1];
+ * weights chosen on the Home Depot judged queries (loadtest/relevance).
+ */
+const HYBRID_LEX_WEIGHT = 0.8;
+const HYBRID_LEX_HALF = 8;
 
 export const MAX_LIMIT = 50;
 export const DEFAULT_LIMIT = 10;
 
 export class SuggestEngine {
-  private readonly options: Required<Omit<EngineOptions, 'embedder'>>;
+  private readonly options: typeof DEFAULTS;
   private readonly embedder: Embedder;
+  private readonly graphs: VectorGraphs;
   private segments: Segment[] = [];
   private readonly pending = new Map<string, SuggestDocument>();
+  /**
+   * Upserts taken out of `pending` to be built into a segment elsewhere (`takePending`), until
+   * `publish`; `superseded` holds those of their ids written or deleted again meanwhile. Queries
+   * do not see them: the owner answers queries only once they are published.
+   */
+  private readonly inflight = new Map<string, SuggestDocument>();
+  private readonly superseded = new Set<string>();
   private snapshotCache: IndexSnapshot | null = null;
   private correctors: { suggestive: SpellCorrector; any: SpellCorrector } | null = null;
   /** segments in a merge plan that is not committed yet */
@@ -111,11 +137,12 @@ export class SuggestEngine {
     const { embedder, ...rest } = options;
     this.options = { ...DEFAULTS, ...rest };
     this.embedder = embedder ?? new HashedNgramEmbedder();
+    this.graphs = new VectorGraphs(this.options.vectors);
   }
 
   /** Live documents, buffered upserts included. */
   get documentCount(): number {
-    let n = this.pending.size;
+    let n = this.pending.size + this.inflight.size - this.superseded.size;
     for (const s of this.segments) n += s.liveCount;
     return n;
   }
@@ -128,7 +155,7 @@ export class SuggestEngine {
     let upserted = 0;
     let created = 0;
     for (const doc of docs) {
-      const existed = this.pending.has(doc.id) || this.deleteFromSegments(doc.id);
+      const existed = this.pending.has(doc.id) || this.supersede(doc.id) || this.deleteFromSegments(doc.id);
       if (!existed) created++;
       this.pending.delete(doc.id); // keep insertion order = latest write last
       this.pending.set(doc.id, doc);
@@ -144,8 +171,9 @@ export class SuggestEngine {
     let removed = 0;
     for (const id of ids) {
       const inPending = this.pending.delete(id);
+      const inFlight = this.supersede(id);
       const inSegments = this.deleteFromSegments(id);
-      if (inPending || inSegments) removed++;
+      if (inPending || inFlight || inSegments) removed++;
     }
     if (removed > 0) {
       this.snapshotCache = null;
@@ -156,7 +184,7 @@ export class SuggestEngine {
 
   /** The live document with this id, or null. */
   get(id: string): SuggestDocument | null {
-    const p = this.pending.get(id);
+    const p = this.pending.get(id) ?? (this.superseded.has(id) ? undefined : this.inflight.get(id));
     if (p) return p;
     for (let i = this.segments.length - 1; i >= 0; i--) {
       const s = this.segments[i] as Segment;
@@ -166,10 +194,70 @@ export class SuggestEngine {
     return null;
   }
 
+  /** Buffered upserts not yet indexed (taken ones excluded). */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Upserts taken by `takePending` and not published yet. */
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  /**
+   * Takes up to `max` of the oldest buffered upserts to build into a segment elsewhere (a worker
+   * thread); hand the segment to `publish`. One batch at a time: empty while one is out.
+   */
+  takePending(max: number): SuggestDocument[] {
+    if (this.inflight.size > 0) return [];
+    const out: SuggestDocument[] = [];
+    for (const [id, doc] of this.pending) {
+      if (out.length >= max) break;
+      out.push(doc);
+      this.inflight.set(id, doc);
+    }
+    for (const doc of out) this.pending.delete(doc.id);
+    return out;
+  }
+
+  /**
+   * Adds the segment built from the batch `takePending` returned; the ids written or deleted
+   * again since are tombstoned in it, so each id stays live in one place only.
+   */
+  publish(segment: Segment): void {
+    for (const id of this.superseded) {
+      const ord = segment.ordinalOf(id);
+      if (ord >= 0 && segment.isLive(ord)) segment.delete(ord);
+    }
+    this.inflight.clear();
+    this.superseded.clear();
+    if (segment.docCount > 0) this.segments.push(segment);
+    this.snapshotCache = null;
+    this.maybeMerge();
+  }
+
+  /** Returns a taken batch unbuilt (its build failed): still-current documents are buffered again, ahead of later writes. */
+  restorePending(): void {
+    const later = [...this.pending];
+    this.pending.clear();
+    for (const [id, doc] of this.inflight) if (!this.superseded.has(id)) this.pending.set(id, doc);
+    for (const [id, doc] of later) this.pending.set(id, doc);
+    this.inflight.clear();
+    this.superseded.clear();
+    this.snapshotCache = null;
+  }
+
+  /** An engine over segments built elsewhere (a first load on a worker thread). */
+  static fromSegments(segments: Segment[], options: EngineOptions = {}): SuggestEngine {
+    const engine = new SuggestEngine(options);
+    engine.segments = segments.filter((s) => s.docCount > 0);
+    return engine;
+  }
+
   /** Indexes buffered upserts as a new segment and runs the merge policy. */
   refresh(): void {
     if (this.pending.size > 0) {
-      const segment = new SegmentBuilder({ minSupport: this.options.minSupport }).addAll(this.pending.values()).build();
+      const segment = new SegmentBuilder({ minSupport: this.options.minSupport, embedder: this.embedder }).addAll(this.pending.values()).build();
       this.pending.clear();
       this.segments.push(segment);
       this.maybeMerge();
@@ -201,45 +289,73 @@ export class SuggestEngine {
     const snap = this.snapshot();
     const limit = clampLimit(req.limit);
     const q = analyzeQuery(req.query);
-    // fts_rerank re-ranks lexical candidates by embedding similarity; the modes that need a
-    // vector index (vector_only, hybrid) are not built yet and answer as fts_only, which the
-    // result reports.
-    const mode: AutocompleteMode = req.mode === 'fts_rerank' ? 'fts_rerank' : 'fts_only';
-    const poolSize = mode === 'fts_rerank' ? Math.max(RERANK_POOL, limit) : limit;
+    const mode: AutocompleteMode = req.mode ?? DEFAULT_AUTOCOMPLETE_MODE;
+    const backend = req.vectorBackend ?? DEFAULT_VECTOR_BACKEND;
+    const poolSize = mode === 'fts_only' ? limit : Math.max(CANDIDATE_POOL, limit);
     const lastIsPrefix = !q.lastWordComplete;
     const words = q.words.map((w) => w.term);
     let corrected: string[] | null = null;
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
     const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
-    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions() };
-    let result = lexicalSearch(snap, q, options);
-    if (corrected) {
-      // The corrected reading competes with the query as typed (whose own typo matching is
-      // stricter): its documents count at a discount, each document keeps its better score.
-      const cq = analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' '));
-      const alt = lexicalSearch(snap, cq, options);
-      const best = new Map<string, LexicalHit>();
-      for (const h of result.hits) best.set(`${h.segment}:${h.ord}`, h);
-      for (const h of alt.hits) {
-        const k = `${h.segment}:${h.ord}`;
-        const score = h.score * CORRECTED_FACTOR;
-        const prev = best.get(k);
-        if (prev === undefined || prev.score < score) best.set(k, { ...h, score, typos: h.typos + 1 });
+    // hybrid applies boost/bury once, to the fused score; every mode keeps hidden documents out
+    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions(mode === 'hybrid') };
+    let result: LexicalResult = { hits: [], total: 0, words: words.length };
+    if (mode !== 'vector_only') {
+      result = lexicalSearch(snap, q, options);
+      if (corrected) {
+        // The corrected reading competes with the query as typed (whose own typo matching is
+        // stricter): its documents count at a discount, each document keeps its better score.
+        const cq = analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' '));
+        const alt = lexicalSearch(snap, cq, options);
+        const best = new Map<string, LexicalHit>();
+        for (const h of result.hits) best.set(`${h.segment}:${h.ord}`, h);
+        for (const h of alt.hits) {
+          const k = `${h.segment}:${h.ord}`;
+          const score = h.score * CORRECTED_FACTOR;
+          const prev = best.get(k);
+          if (prev === undefined || prev.score < score) best.set(k, { ...h, score, typos: h.typos + 1 });
+        }
+        const hits = [...best.values()].sort(byScore).slice(0, poolSize);
+        result = { hits, total: Math.max(result.total, alt.total), words: result.words };
       }
-      const hits = [...best.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, poolSize);
-      result = { hits, total: Math.max(result.total, alt.total), words: result.words };
+      result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeQuery(text + (lastIsPrefix ? '' : ' ')), options), poolSize);
     }
-    result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeQuery(text + (lastIsPrefix ? '' : ' ')), options), poolSize);
-    if (mode === 'fts_rerank' && result.hits.length > 0) {
+    const wantVectors = mode !== 'fts_only' || req.benchmark === true;
+    const qv = wantVectors ? this.queryVector((corrected ?? words).join(' '), lastIsPrefix) : null;
+    let vdebug: VectorDebug | undefined;
+    let hits: LexicalHit[] = result.hits;
+    const vectorStarted = performance.now();
+    let vs: VectorSearchResult | null = null;
+    if (qv !== null && (mode === 'vector_only' || mode === 'hybrid')) {
+      vs = vectorSearch(snap, this.graphs, qv, { k: mode === 'vector_only' && !rules.active ? limit : Math.max(poolSize, CANDIDATE_POOL), backend, filters: req.filters ?? null, embedder: this.embedder.name });
+      if (rules.active) vs = { ...vs, hits: rules.adjust(snap, vs.hits, mode === 'hybrid') };
+    }
+    if (mode === 'vector_only' && vs !== null) {
+      // a similarity of zero or less shares nothing with the query
+      hits = vs.hits.filter((h) => h.score > 0).map((h) => ({ ...h, matched: 0, typos: 0 }));
+    } else if (mode === 'hybrid' && qv !== null && vs !== null) {
+      hits = rules.adjust(snap, fuse(snap, result.hits, vs.hits, qv, this.embedder.name));
+    } else if (mode === 'fts_rerank' && qv !== null && hits.length > 0) {
       // a per-document factor keeps scores comparable across parts
-      const [qv] = this.embedder.embed([(corrected ?? words).join(' ')]);
-      const dv = this.embedder.embed(result.hits.map((h) => (snap.segments[h.segment] as Segment).title(h.ord)));
-      const hits = result.hits.map((h, i) => ({ ...h, score: h.score * (1 - RERANK_WEIGHT + RERANK_WEIGHT * Math.max(0, cosine(qv as Float32Array, dv[i] as Float32Array))) }));
-      hits.sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord);
-      result = { ...result, hits: hits.slice(0, limit) };
+      hits = hits.map((h) => ({ ...h, score: h.score * (1 - RERANK_WEIGHT + RERANK_WEIGHT * Math.max(0, similarity(snap, h, qv, this.embedder.name))) }));
+      hits.sort(byScore);
     }
-    const suggestions = result.hits.map((h) => {
+    hits = hits.slice(0, limit);
+    if (req.debug === true || req.benchmark === true) {
+      const status = this.graphs.status(snap.segments, backend);
+      vdebug = {
+        backend,
+        embedder: this.embedder.name,
+        dimensions: this.embedder.dimensions,
+        method: vs === null ? 'none' : methodOf(vs),
+        graph: { ready: status.ready, built: status.built, total: status.total },
+        candidates: vs?.hits.length ?? 0,
+        ms: vs === null ? 0 : round3(performance.now() - vectorStarted),
+      };
+      if (req.benchmark === true && qv !== null) vdebug.benchmark = this.benchmark(snap, qv, limit, req.filters ?? null);
+    }
+    const suggestions = hits.map((h) => {
       const s = renderSuggestion(snap, h.segment, h.ord, h.score, h);
       if (rules.active) Object.assign(s.metadata, rules.marks(snap, h));
       return s;
@@ -250,7 +366,62 @@ export class SuggestEngine {
       if (pinned.length > 0) out.pinned = pinned;
       if (req.debug) out.ranking = rules.debugReport();
     }
+    if (vdebug !== undefined) out.debug = { vector: vdebug };
     return out;
+  }
+
+  /**
+   * Resolves once the ANN graphs of the current segments are complete for `backend` (they are
+   * otherwise built in the background after the first vector query).
+   */
+  whenVectorsReady(backend: VectorBackend = DEFAULT_VECTOR_BACKEND): Promise<void> {
+    return this.graphs.whenReady(this.snapshot().segments, backend);
+  }
+
+  /** Stops background graph builds; the engine still answers (by exact scan). */
+  close(): void {
+    this.graphs.close();
+  }
+
+  private queryVector(text: string, lastIsPrefix: boolean): Float32Array {
+    const e = this.embedder;
+    return e.embedQuery ? e.embedQuery(text, lastIsPrefix) : (e.embed([text])[0] as Float32Array);
+  }
+
+  /** Both libraries and the exact scan on the same query: timings, recall against exact, overlap. */
+  private benchmark(snap: IndexSnapshot, qv: Float32Array, k: number, filters: FilterSpec | null): VectorBenchmark {
+    const base = { k, filters, embedder: this.embedder.name };
+    let t = performance.now();
+    const exact = vectorSearch(snap, this.graphs, qv, { ...base, backend: DEFAULT_VECTOR_BACKEND, exact: true });
+    const exactMs = performance.now() - t;
+    const keyOf = (h: VectorHit) => `${h.segment}:${h.ord}`;
+    const reference = new Set(exact.hits.map(keyOf));
+    // Recall counts a hit as found when it is in the exact top k or as similar as its last one:
+    // catalogues hold many documents with the same vector (colour variants), and which of those
+    // equals a search returns is arbitrary.
+    const floor = exact.hits.length > 0 ? (exact.hits[exact.hits.length - 1] as VectorHit).score - 1e-6 : Infinity;
+    const runs = {} as Record<VectorBackend, { keys: Set<string>; timing: VectorBackendTiming }>;
+    for (const b of VECTOR_BACKENDS) {
+      t = performance.now();
+      const r = vectorSearch(snap, this.graphs, qv, { ...base, backend: b });
+      const ms = performance.now() - t;
+      const keys = new Set(r.hits.map(keyOf));
+      let found = 0;
+      for (const h of r.hits) if (reference.has(keyOf(h)) || h.score >= floor) found++;
+      runs[b] = {
+        keys,
+        timing: { ms: round3(ms), method: methodOf(r), graph_ready: this.graphs.status(snap.segments, b).ready, recall_at_k: reference.size === 0 ? 1 : round3(found / reference.size) },
+      };
+    }
+    let common = 0;
+    for (const key of runs.hnswlib.keys) if (runs.usearch.keys.has(key)) common++;
+    const denom = Math.max(runs.hnswlib.keys.size, runs.usearch.keys.size);
+    return {
+      k,
+      backends: { hnswlib: runs.hnswlib.timing, usearch: runs.usearch.timing },
+      overlap_at_k: denom === 0 ? 1 : round3(common / denom),
+      exact_ms: round3(exactMs),
+    };
   }
 
   /** Predict candidates of every type from the suggestion tables and document retrieval. */
@@ -277,8 +448,13 @@ export class SuggestEngine {
     return { docCount: snap.docCount, avgFieldLength: snap.avgFieldLength, df };
   }
 
-  stats(): EngineStats {
-    if (this.options.refreshOnRead) this.refresh();
+  /**
+   * Statistics of the segments; buffered writes are indexed first unless `refresh` is false
+   * (then they are only counted: the shard's cheap path, which must not build a segment).
+   */
+  stats(opts: { refresh?: boolean } = {}): EngineStats {
+    if ((opts.refresh ?? true) && this.options.refreshOnRead && this.inflight.size === 0) this.refresh();
+    this.graphs.retain(this.segments);
     const bytes: Record<string, number> = {};
     let terms = 0;
     let postings = 0;
@@ -291,9 +467,14 @@ export class SuggestEngine {
       suggestions += s.suggestions.size;
       deleted += s.deletedCount;
     }
+    const graphBytes = this.graphs.bytes();
+    bytes.graph_hnswlib = graphBytes.hnswlib;
+    bytes.graph_usearch = graphBytes.usearch;
     const total = Object.values(bytes).reduce((a, b) => a + b, 0);
     bytes.total = total;
-    const live = this.documentCount - this.pending.size;
+    const vectorBytes = (bytes.vectors ?? 0) + graphBytes.hnswlib + graphBytes.usearch;
+    let live = 0;
+    for (const s of this.segments) live += s.liveCount;
     return {
       documents: this.documentCount,
       deleted,
@@ -305,6 +486,7 @@ export class SuggestEngine {
       bytes,
       bytes_per_document: live > 0 ? Math.round(total / live) : 0,
       index_bytes_per_document: live > 0 ? Math.round((total - (bytes.store ?? 0)) / live) : 0,
+      vector_bytes_per_document: live > 0 ? Math.round(vectorBytes / live) : 0,
       format_version: ENGINE_FORMAT_VERSION,
     };
   }
@@ -343,6 +525,7 @@ export class SuggestEngine {
     if (this.snapshotCache === null) {
       this.snapshotCache = new IndexSnapshot(this.segments);
       this.correctors = null;
+      this.graphs.retain(this.segments);
     }
     return this.snapshotCache;
   }
@@ -351,6 +534,13 @@ export class SuggestEngine {
     const snap = this.snapshot();
     if (this.correctors === null) this.correctors = { suggestive: new SpellCorrector(snap, 'suggestive'), any: new SpellCorrector(snap, 'any') };
     return this.correctors[kind];
+  }
+
+  /** Marks a taken, unpublished upsert of `id` as overwritten or deleted; true if there was a live one. */
+  private supersede(id: string): boolean {
+    if (!this.inflight.has(id) || this.superseded.has(id)) return false;
+    this.superseded.add(id);
+    return true;
   }
 
   /** Tombstones the live copy of `id` in the segments; true if there was one. */
@@ -390,10 +580,21 @@ export class SuggestEngine {
     }
     if (parts === null) return null;
     for (const p of parts) this.merging.add(p);
+    const tombstones = parts.map((p) => p.tombstones.slice());
+    let documents: SuggestDocument[] | null = null;
+    // decoded on demand: a merge built on another thread reads the segments there instead
     return {
       segments: parts,
-      documents: parts.flatMap((p) => [...p.liveDocuments()]),
-      tombstones: parts.map((p) => p.tombstones.slice()),
+      get documents() {
+        documents ??= parts.flatMap((p, i) => {
+          const dead = tombstones[i] as Uint8Array;
+          const out: SuggestDocument[] = [];
+          for (let ord = 0; ord < p.docCount; ord++) if (dead[ord] === 0) out.push(p.document(ord));
+          return out;
+        });
+        return documents;
+      },
+      tombstones,
     };
   }
 
@@ -422,21 +623,64 @@ export class SuggestEngine {
     return true;
   }
 
+  /** Gives up a planned merge (its build failed): its segments may be planned again. */
+  cancelMerge(plan: MergePlan): void {
+    for (const p of plan.segments) this.merging.delete(p);
+  }
+
   /** Runs the merges the policy wants, here and now (autoMerge). */
   private maybeMerge(): void {
     if (!this.options.autoMerge) return;
     for (let plan = this.planMerge(); plan !== null; plan = this.planMerge()) {
-      const merged = plan.documents.length > 0 ? new SegmentBuilder({ minSupport: this.options.minSupport }).addAll(plan.documents).build() : null;
+      const merged = plan.documents.length > 0 ? new SegmentBuilder({ minSupport: this.options.minSupport, embedder: this.embedder }).addAll(plan.documents).build() : null;
       this.commitMerge(plan, merged);
     }
   }
 
   private merge(parts: Segment[]): Segment {
-    const builder = new SegmentBuilder({ minSupport: this.options.minSupport });
+    const builder = new SegmentBuilder({ minSupport: this.options.minSupport, embedder: this.embedder });
     for (const p of parts) builder.addAll(p.liveDocuments());
     this.snapshotCache = null;
     return builder.build();
   }
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+function byScore(a: { score: number; segment: number; ord: number }, b: { score: number; segment: number; ord: number }): number {
+  return b.score - a.score || a.segment - b.segment || a.ord - b.ord;
+}
+
+function methodOf(r: VectorSearchResult): VectorDebug['method'] {
+  if (r.ann_documents > 0) return r.exact_documents > 0 ? 'mixed' : 'ann';
+  return r.exact_documents > 0 ? 'exact' : 'none';
+}
+
+/** Cosine similarity of a document's stored vector with the query vector (0 without one). */
+function similarity(snap: IndexSnapshot, h: { segment: number; ord: number }, qv: Float32Array, embedder: string): number {
+  const seg = snap.segments[h.segment] as Segment;
+  return searchable(seg, embedder, qv.length) ? dotRow(seg.vectors, h.ord, qv, qv.length) : 0;
+}
+
+/**
+ * hybrid: the union of the lexical and the vector candidates, each scored by both signals (a
+ * document the lexical pass did not return counts lexical 0; one the vector pass did not return
+ * gets its similarity from its stored vector).
+ */
+function fuse(snap: IndexSnapshot, lexical: readonly LexicalHit[], vector: readonly VectorHit[], qv: Float32Array, embedder: string): LexicalHit[] {
+  const byKey = new Map<string, LexicalHit & { cos: number }>();
+  for (const h of lexical) byKey.set(`${h.segment}:${h.ord}`, { ...h, cos: similarity(snap, h, qv, embedder) });
+  for (const v of vector) {
+    const k = `${v.segment}:${v.ord}`;
+    if (!byKey.has(k)) byKey.set(k, { segment: v.segment, ord: v.ord, score: 0, matched: 0, typos: 0, cos: v.score });
+  }
+  const out: LexicalHit[] = [];
+  for (const h of byKey.values()) {
+    const lex = h.score;
+    const score = HYBRID_LEX_WEIGHT * (lex / (lex + HYBRID_LEX_HALF)) + (1 - HYBRID_LEX_WEIGHT) * Math.max(0, h.cos);
+    if (score > 0) out.push({ segment: h.segment, ord: h.ord, score, matched: h.matched, typos: h.typos });
+  }
+  return out.sort(byScore);
 }
 
 /** One suggestion object of autocomplete for a document (`hit` null: a pinned document the query may not match). */

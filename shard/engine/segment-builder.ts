@@ -14,13 +14,22 @@ import { Segment, type ColumnMeta, type SegmentMeta, docWeightOf, TF_BITS, TF_MA
 import { SuggestionIndex } from './suggestion-index.js';
 import { SuggestionMiner, type MinerOptions } from './suggestion-miner.js';
 import { ArenaBuilder } from './arena.js';
+import { HashedNgramEmbedder, type Embedder } from './embedder.js';
 
 /** Words of a description that are indexed: enough to describe a product, bounded cost. */
 const MAX_DESC_WORDS = 160;
 /** Longer string values are not kept in filter columns (they are texts, not values). */
 const MAX_STRING_VALUE_CHARS = 256;
 
-export type SegmentBuildOptions = MinerOptions;
+export interface SegmentBuildOptions extends MinerOptions {
+  /** embeds the documents' vectors (default: the built-in hashed n-gram embedder); null: no vectors */
+  embedder?: Embedder | null;
+}
+
+/** The text a document's vector is computed from: what it is called and what it is. */
+export function vectorText(fields: DocFields): string {
+  return [fields.title, fields.brand, ...fields.categories].filter((s) => s.length > 0).join(' ');
+}
 
 export class SegmentBuilder {
   private readonly docs: SuggestDocument[] = [];
@@ -63,6 +72,10 @@ export class SegmentBuilder {
     let storeBytes = 0;
     const miner = new SuggestionMiner(this.options);
     const columns = new ColumnCollector(n);
+    const embedder = this.options.embedder === undefined ? new HashedNgramEmbedder() : this.options.embedder;
+    const dims = embedder?.dimensions ?? 0;
+    const vectors = new Float32Array(n * dims);
+    const vectorTexts: string[] = [];
     // per-term state of the current document, reset lazily by stamping with the document
     const stamp: number[] = [];
     const curTf: number[] = [];
@@ -121,6 +134,7 @@ export class SegmentBuilder {
       quality[d] = fields.quality;
       const w = docWeightOf(fields.quality);
       columns.add(d, doc, fields);
+      if (embedder) vectorTexts.push(vectorText(fields));
 
       docTerms.length = 0;
       doc_ = d;
@@ -160,6 +174,14 @@ export class SegmentBuilder {
         pPos.push(curPos[id] as number);
       }
       miner.addDocument(d, fields, w);
+    }
+
+    // Document vectors, embedded in batches (an HTTP-backed embedder would want them batched).
+    if (embedder) {
+      for (let from = 0; from < n; from += 256) {
+        const batch = embedder.embed(vectorTexts.slice(from, from + 256));
+        batch.forEach((v, i) => vectors.set(v.subarray(0, dims), (from + i) * dims));
+      }
     }
 
     // Terms sorted by code unit; postings grouped by term with a counting sort (documents
@@ -231,7 +253,8 @@ export class SegmentBuilder {
     PrefixTopLists.build(V, (i) => terms.commonPrefix(i - 1, i), (i) => i, primaryDf, TERM_TOP_THRESHOLD, TERM_TOP_K).write(builder, 'term.top.');
     const columnMeta = columns.write(builder);
     SuggestionIndex.build(miner.finish(), builder, 'sug.');
-    const meta: SegmentMeta = { docCount: n, termCount: V, postingCount: P, fieldLengthSums: fieldSums, columns: columnMeta };
+    if (dims > 0) builder.add('vec.f32', vectors);
+    const meta: SegmentMeta = { docCount: n, termCount: V, postingCount: P, fieldLengthSums: fieldSums, columns: columnMeta, vectorDims: dims, embedder: embedder?.name ?? '' };
     return new Segment(builder.build(), meta);
   }
 }

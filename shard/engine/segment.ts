@@ -47,6 +47,10 @@ export interface SegmentMeta {
   postingCount: number;
   fieldLengthSums: number[];
   columns: ColumnMeta[];
+  /** dimensions of the document vectors (`vec.f32`, docCount x vectorDims), 0 when none */
+  vectorDims: number;
+  /** the embedder that wrote them (a segment is only searched with query vectors of the same one) */
+  embedder: string;
 }
 
 export interface Column {
@@ -89,6 +93,8 @@ export class Segment {
   readonly fieldLen: Uint16Array;
   readonly quality: Float32Array;
   readonly suggestions: SuggestionIndex;
+  /** one L2-normalized vector per document (row = ordinal), empty when vectorDims is 0 */
+  readonly vectors: Float32Array;
   readonly tombstones: Uint8Array;
   readonly deletedWeights: Float32Array;
   private readonly idOffsets: Uint32Array;
@@ -124,6 +130,7 @@ export class Segment {
     this.postTf = arena.u32('post.tf');
     this.postPos = arena.u16('post.pos');
     this.suggestions = new SuggestionIndex(arena, 'sug.');
+    this.vectors = meta.vectorDims > 0 ? arena.f32('vec.f32') : new Float32Array(0);
     for (const c of meta.columns) {
       const p = c.prefix;
       this.columns.set(c.name, {
@@ -191,6 +198,12 @@ export class Segment {
     return sugs.display(sug);
   }
 
+  /** The document's vector (a view into the arena; empty when the segment has none). */
+  vector(ord: number): Float32Array {
+    const d = this.meta.vectorDims;
+    return this.vectors.subarray(ord * d, ord * d + d);
+  }
+
   fieldLength(ord: number, field: number): number {
     return this.fieldLen[ord * FIELD_COUNT + field] as number;
   }
@@ -246,6 +259,7 @@ export class Segment {
       store: a.bytesOf('doc.store.'),
       columns: a.bytesOf('col.'),
       suggestions: a.bytesOf('sug.'),
+      vectors: a.bytesOf('vec.'),
       mutable: this.tombstones.byteLength + this.deletedWeights.byteLength + this.counters.byteLength,
     };
   }

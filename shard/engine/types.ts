@@ -3,15 +3,20 @@
 import type { FilterSpec } from './filters.js';
 import type { CollectionStats } from './index-snapshot.js';
 import type { SuggestionType } from './suggestion-miner.js';
+import type { VectorBackend } from './vector-index.js';
 import type { PinnedSuggestion, RankingPayload } from '../../node/runtime/ranking-payload.js';
 import type { MerchandisedMark, RankingReport } from './ranking-rules.js';
 
 export type { SuggestionType } from './suggestion-miner.js';
 export type { FilterSpec } from './filters.js';
 export type { CollectionStats } from './index-snapshot.js';
+export type { VectorBackend } from './vector-index.js';
+export { VECTOR_BACKENDS, DEFAULT_VECTOR_BACKEND } from './vector-index.js';
 
 export type AutocompleteMode = 'fts_only' | 'vector_only' | 'hybrid' | 'fts_rerank';
 export const AUTOCOMPLETE_MODES: readonly AutocompleteMode[] = ['fts_only', 'vector_only', 'hybrid', 'fts_rerank'];
+/** The mode of an autocomplete request that names none. */
+export const DEFAULT_AUTOCOMPLETE_MODE: AutocompleteMode = 'fts_only';
 
 export interface TypeaheadRequest {
   query: string;
@@ -27,13 +32,17 @@ export interface AutocompleteRequest {
   limit?: number;
   /** validated filters (see `validateFilters` in filters.ts) */
   filters?: FilterSpec | null;
-  /** default fts_only */
+  /** default DEFAULT_AUTOCOMPLETE_MODE */
   mode?: AutocompleteMode;
   /** collection statistics of the whole index, to score every part on one scale */
   stats?: CollectionStats;
+  /** the ANN library of the vector modes (default hnswlib) */
+  vectorBackend?: VectorBackend;
+  /** run the vector retrieval with both libraries (and an exact scan) and report timings and overlap */
+  benchmark?: boolean;
   /** the index's synonyms and merchandising rules that apply to this query */
   ranking?: RankingPayload | null;
-  /** add `ranking` (what the rules did) to the result */
+  /** add `ranking` (what the rules did) and `debug.vector` (what the vector retrieval did) to the result */
   debug?: boolean;
 }
 
@@ -89,9 +98,41 @@ export interface SuggestResult<S> {
   suggestions: S[];
 }
 
+/** Timing of one library's vector retrieval in a benchmark. */
+export interface VectorBackendTiming {
+  ms: number;
+  /** 'ann': its graphs answered; 'exact': a graph was not complete yet, the exact scan answered */
+  method: 'ann' | 'exact' | 'mixed' | 'none';
+  graph_ready: boolean;
+  /** share of the exact top k it found (a hit as similar as the exact k-th counts as found) */
+  recall_at_k: number;
+}
+
+export interface VectorBenchmark {
+  k: number;
+  backends: Record<VectorBackend, VectorBackendTiming>;
+  /** |top k of hnswlib ∩ top k of usearch| / k */
+  overlap_at_k: number;
+  exact_ms: number;
+}
+
+export interface VectorDebug {
+  backend: VectorBackend;
+  embedder: string;
+  dimensions: number;
+  /** how the vector candidates were found ('none': the mode needs none, or no searchable vectors) */
+  method: 'ann' | 'exact' | 'mixed' | 'none';
+  graph: { ready: boolean; built: number; total: number };
+  candidates: number;
+  ms: number;
+  benchmark?: VectorBenchmark;
+}
+
 export interface AutocompleteResult extends SuggestResult<AutocompleteSuggestion> {
   /** the mode actually used */
   mode: AutocompleteMode;
+  /** present when the request asked for debug or benchmark */
+  debug?: { vector: VectorDebug };
   /** pinned documents this part holds (the router places them after merging the parts) */
   pinned?: PinnedSuggestion<AutocompleteSuggestion>[];
   /** what synonyms and rules did in this part (debug only) */

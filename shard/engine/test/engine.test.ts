@@ -56,8 +56,9 @@ describe('SuggestEngine', () => {
   it('reports the effective mode; fts_rerank re-ranks the lexical candidates', () => {
     const e = new SuggestEngine();
     e.upsert(small);
-    expect(e.autocomplete({ query: 'case', mode: 'vector_only' }).mode).toBe('fts_only');
-    expect(e.autocomplete({ query: 'case', mode: 'hybrid' }).mode).toBe('fts_only');
+    expect(e.autocomplete({ query: 'case' }).mode).toBe('fts_only');
+    expect(e.autocomplete({ query: 'case', mode: 'vector_only' }).mode).toBe('vector_only');
+    expect(e.autocomplete({ query: 'case', mode: 'hybrid' }).mode).toBe('hybrid');
     const r = e.autocomplete({ query: 'otterbox case iphone', mode: 'fts_rerank' });
     expect(r.mode).toBe('fts_rerank');
     expect(r.suggestions[0]?.id).toBe('5');

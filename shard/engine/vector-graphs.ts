@@ -1,0 +1,189 @@
+// The ANN graphs of an engine's segments, one per (segment, library), built lazily: the first
+// vector query on a segment asks for its graph, which is then built in small time slices on the
+// owning thread (timers, never more than `sliceMs` at a time), so a query never waits for a
+// build; until the graph is complete the segment is answered by an exact scan. Small segments
+// never get a graph: scanning them is cheaper than searching one. Graphs are derived data: they
+// are not serialized, and a segment that leaves the engine (merged, compacted) takes its graphs
+// with it.
+import type { Segment } from './segment.js';
+import { ExactVectorIndex, createGraph, type GraphParams, type VectorBackend, type VectorIndex } from './vector-index.js';
+
+export interface VectorGraphOptions {
+  /** segments with fewer documents are always scanned (default 2048) */
+  exactBelow?: number;
+  /** longest build slice in ms (default 4) */
+  sliceMs?: number;
+  /** 'background' (default): slices on timers; 'sync': build completely on first use (tests, tools) */
+  build?: 'background' | 'sync';
+  graph?: GraphParams;
+}
+
+/** What a query searched a segment with. */
+export interface SegmentVectorIndex {
+  index: VectorIndex;
+  /** 'ann' when the graph of the requested library answered, 'exact' otherwise */
+  method: 'ann' | 'exact';
+}
+
+export interface GraphStatus {
+  backend: VectorBackend;
+  /** every segment that needs a graph has a complete one */
+  ready: boolean;
+  /** vectors in graphs / vectors of the segments that need graphs */
+  built: number;
+  total: number;
+  bytes: number;
+}
+
+const DEFAULTS = { exactBelow: 2048, sliceMs: 4, build: 'background' as const };
+
+export class VectorGraphs {
+  private readonly opts: { exactBelow: number; sliceMs: number; build: 'background' | 'sync'; graph: GraphParams };
+  private readonly graphs = new Map<Segment, Map<VectorBackend, VectorIndex>>();
+  private readonly exact = new WeakMap<Segment, ExactVectorIndex>();
+  private readonly queue: VectorIndex[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private waiters: (() => void)[] = [];
+  private closed = false;
+
+  constructor(options: VectorGraphOptions = {}) {
+    this.opts = { ...DEFAULTS, graph: {}, ...stripUndefined(options) };
+  }
+
+  /** The exact scan of a segment (always available). */
+  exactFor(seg: Segment): ExactVectorIndex {
+    let e = this.exact.get(seg);
+    if (e === undefined) {
+      e = new ExactVectorIndex(seg.vectors, seg.meta.vectorDims);
+      this.exact.set(seg, e);
+    }
+    return e;
+  }
+
+  /** The index to search `seg` with: its graph when complete, else the exact scan (and the graph starts building). */
+  indexFor(seg: Segment, backend: VectorBackend): SegmentVectorIndex {
+    if (!this.needsGraph(seg)) return { index: this.exactFor(seg), method: 'exact' };
+    const g = this.graphOf(seg, backend);
+    return g.ready ? { index: g, method: 'ann' } : { index: this.exactFor(seg), method: 'exact' };
+  }
+
+  /** Starts building the graphs of these segments (no-op for those that have them or need none). */
+  prepare(segments: readonly Segment[], backend: VectorBackend): void {
+    for (const s of segments) if (this.needsGraph(s)) this.graphOf(s, backend);
+  }
+
+  /** Forgets the graphs of segments that are no longer in the engine. */
+  retain(segments: readonly Segment[]): void {
+    const keep = new Set(segments);
+    for (const seg of [...this.graphs.keys()]) {
+      if (keep.has(seg)) continue;
+      const dropped = this.graphs.get(seg);
+      this.graphs.delete(seg);
+      if (dropped === undefined) continue;
+      for (const g of dropped.values()) {
+        const at = this.queue.indexOf(g);
+        if (at >= 0) this.queue.splice(at, 1);
+      }
+    }
+    this.wake();
+  }
+
+  status(segments: readonly Segment[], backend: VectorBackend): GraphStatus {
+    let built = 0;
+    let total = 0;
+    let bytes = 0;
+    for (const s of segments) {
+      if (!this.needsGraph(s)) continue;
+      total += s.docCount;
+      const g = this.graphs.get(s)?.get(backend);
+      if (g) {
+        built += g.built;
+        bytes += g.bytes();
+      }
+    }
+    return { backend, ready: built === total, built, total, bytes };
+  }
+
+  /** Memory of every graph held, by library. */
+  bytes(): Record<VectorBackend, number> {
+    const out: Record<VectorBackend, number> = { hnswlib: 0, usearch: 0 };
+    for (const m of this.graphs.values()) for (const [b, g] of m) out[b] += g.bytes();
+    return out;
+  }
+
+  /** Resolves once the graphs of these segments for `backend` are complete (building them if needed). */
+  whenReady(segments: readonly Segment[], backend: VectorBackend): Promise<void> {
+    this.prepare(segments, backend);
+    const done = () => segments.every((s) => !this.needsGraph(s) || this.graphs.get(s)?.get(backend)?.ready === true);
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (done() || this.closed) resolve();
+        else this.waiters.push(check);
+      };
+      this.waiters.push(check);
+    });
+  }
+
+  /** Stops building (the engine is being dropped). */
+  close(): void {
+    this.closed = true;
+    this.queue.length = 0;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.wake();
+  }
+
+  private needsGraph(seg: Segment): boolean {
+    return seg.meta.vectorDims > 0 && seg.docCount >= this.opts.exactBelow;
+  }
+
+  private graphOf(seg: Segment, backend: VectorBackend): VectorIndex {
+    let m = this.graphs.get(seg);
+    if (m === undefined) {
+      m = new Map();
+      this.graphs.set(seg, m);
+    }
+    let g = m.get(backend);
+    if (g === undefined) {
+      g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+      m.set(backend, g);
+      if (this.opts.build === 'sync') g.buildUntil(Infinity);
+      else if (!this.closed) {
+        this.queue.push(g);
+        this.schedule();
+      }
+    }
+    return g;
+  }
+
+  private schedule(): void {
+    if (this.timer !== null || this.queue.length === 0) return;
+    this.timer = setTimeout(() => this.slice(), 0);
+    // a build in progress must not keep a process alive that is otherwise done
+    this.timer.unref();
+  }
+
+  private slice(): void {
+    this.timer = null;
+    const deadline = performance.now() + this.opts.sliceMs;
+    while (this.queue.length > 0 && performance.now() < deadline) {
+      const g = this.queue[0] as VectorIndex;
+      if (g.buildUntil(deadline)) {
+        this.queue.shift();
+        this.wake();
+      }
+    }
+    this.schedule();
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const check of w) check();
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
