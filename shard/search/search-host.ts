@@ -16,6 +16,8 @@ import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
 import { behaviorSettings, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
 import { docFields } from '../engine/doc-fields.js';
 import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
+import { embeddingProviderFromEnv, type EmbeddingProvider } from '../engine/embedding-provider.js';
+import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
@@ -55,9 +57,15 @@ export class SearchHost implements QueryHandler {
   private readonly entries = new Map<string, Entry>();
   private readonly stores = new Map<number, PartitionStore>();
 
+  private readonly embeddings: EmbeddingProvider | null;
+  private readonly titleVectors = new VectorCache();
+
+  /** `embeddings`: the node's embeddings endpoint for fts_rerank (default: from SUGGEST_EMBEDDINGS_*; null: none) */
   constructor(
-    private readonly opts: { dataDir: string; log?: Logger },
-  ) {}
+    private readonly opts: { dataDir: string; log?: Logger; embeddings?: EmbeddingProvider | null },
+  ) {
+    this.embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : opts.embeddings;
+  }
 
   /** Feed for ShardNode.onChange. */
   readonly onChange = (event: ChangeEvent): void => {
@@ -96,6 +104,8 @@ export class SearchHost implements QueryHandler {
       }
       case 'autocomplete': {
         const req = autocompleteRequest(payload);
+        // behaviour ranking, when it applies, re-ranks the lexical pool itself and takes precedence
+        if (!learned && req.mode === 'fts_rerank' && this.embeddings !== null) return rerankWithProvider(engine, req, this.embeddings, this.titleVectors);
         if (!learned) return engine.autocomplete(req);
         // a wider lexical pool, so that behaviour can lift documents from below the cut (documents
         // chosen after the query are added even from outside it)
