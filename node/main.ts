@@ -16,6 +16,7 @@ import { createCoordinator } from '../coordinator/create-coordinator.js';
 import { PlacementLeader } from '../coordinator/placement.js';
 import { ShardNode } from '../shard/shard-node.js';
 import { SearchHost } from '../shard/search/search-host.js';
+import { SegmentPool } from '../shard/search/segment-pool.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
 import { GrpcHandoffPeers, partitionHandoffGrpcService } from '../shard/partition-handoff-grpc.js';
 import { startGrpcServer, type GrpcServerHandle } from './runtime/grpc-server.js';
@@ -87,8 +88,11 @@ async function main(): Promise<void> {
       // clusters replicate writes to followers and move partitions between nodes
       ...(handoffPeers ? { handoff: { coordinator, peers: handoffPeers } } : {}),
     });
+    // segment builds, merges and first loads run here, off the event loop (closed after the node)
+    const segmentPool = new SegmentPool({ threads: Number(process.env.SUGGEST_SEGMENT_THREADS ?? 2) || 2 });
+    closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
-    const search = new SearchHost({ dataDir: config.dataDir, log: logger });
+    const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool });
     shardNode.setQueryHandler(search);
     shardNode.onChange(search.onChange);
     const initial = await coordinator.getPlacement();

@@ -121,6 +121,13 @@ export class SuggestEngine {
   private readonly graphs: VectorGraphs;
   private segments: Segment[] = [];
   private readonly pending = new Map<string, SuggestDocument>();
+  /**
+   * Upserts taken out of `pending` to be built into a segment elsewhere (`takePending`), until
+   * `publish`; `superseded` holds those of their ids written or deleted again meanwhile. Queries
+   * do not see them: the owner answers queries only once they are published.
+   */
+  private readonly inflight = new Map<string, SuggestDocument>();
+  private readonly superseded = new Set<string>();
   private snapshotCache: IndexSnapshot | null = null;
   private correctors: { suggestive: SpellCorrector; any: SpellCorrector } | null = null;
   /** segments in a merge plan that is not committed yet */
@@ -135,7 +142,7 @@ export class SuggestEngine {
 
   /** Live documents, buffered upserts included. */
   get documentCount(): number {
-    let n = this.pending.size;
+    let n = this.pending.size + this.inflight.size - this.superseded.size;
     for (const s of this.segments) n += s.liveCount;
     return n;
   }
@@ -148,7 +155,7 @@ export class SuggestEngine {
     let upserted = 0;
     let created = 0;
     for (const doc of docs) {
-      const existed = this.pending.has(doc.id) || this.deleteFromSegments(doc.id);
+      const existed = this.pending.has(doc.id) || this.supersede(doc.id) || this.deleteFromSegments(doc.id);
       if (!existed) created++;
       this.pending.delete(doc.id); // keep insertion order = latest write last
       this.pending.set(doc.id, doc);
@@ -164,8 +171,9 @@ export class SuggestEngine {
     let removed = 0;
     for (const id of ids) {
       const inPending = this.pending.delete(id);
+      const inFlight = this.supersede(id);
       const inSegments = this.deleteFromSegments(id);
-      if (inPending || inSegments) removed++;
+      if (inPending || inFlight || inSegments) removed++;
     }
     if (removed > 0) {
       this.snapshotCache = null;
@@ -176,7 +184,7 @@ export class SuggestEngine {
 
   /** The live document with this id, or null. */
   get(id: string): SuggestDocument | null {
-    const p = this.pending.get(id);
+    const p = this.pending.get(id) ?? (this.superseded.has(id) ? undefined : this.inflight.get(id));
     if (p) return p;
     for (let i = this.segments.length - 1; i >= 0; i--) {
       const s = this.segments[i] as Segment;
@@ -184,6 +192,66 @@ export class SuggestEngine {
       if (ord >= 0 && s.isLive(ord)) return s.document(ord);
     }
     return null;
+  }
+
+  /** Buffered upserts not yet indexed (taken ones excluded). */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Upserts taken by `takePending` and not published yet. */
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  /**
+   * Takes up to `max` of the oldest buffered upserts to build into a segment elsewhere (a worker
+   * thread); hand the segment to `publish`. One batch at a time: empty while one is out.
+   */
+  takePending(max: number): SuggestDocument[] {
+    if (this.inflight.size > 0) return [];
+    const out: SuggestDocument[] = [];
+    for (const [id, doc] of this.pending) {
+      if (out.length >= max) break;
+      out.push(doc);
+      this.inflight.set(id, doc);
+    }
+    for (const doc of out) this.pending.delete(doc.id);
+    return out;
+  }
+
+  /**
+   * Adds the segment built from the batch `takePending` returned; the ids written or deleted
+   * again since are tombstoned in it, so each id stays live in one place only.
+   */
+  publish(segment: Segment): void {
+    for (const id of this.superseded) {
+      const ord = segment.ordinalOf(id);
+      if (ord >= 0 && segment.isLive(ord)) segment.delete(ord);
+    }
+    this.inflight.clear();
+    this.superseded.clear();
+    if (segment.docCount > 0) this.segments.push(segment);
+    this.snapshotCache = null;
+    this.maybeMerge();
+  }
+
+  /** Returns a taken batch unbuilt (its build failed): still-current documents are buffered again, ahead of later writes. */
+  restorePending(): void {
+    const later = [...this.pending];
+    this.pending.clear();
+    for (const [id, doc] of this.inflight) if (!this.superseded.has(id)) this.pending.set(id, doc);
+    for (const [id, doc] of later) this.pending.set(id, doc);
+    this.inflight.clear();
+    this.superseded.clear();
+    this.snapshotCache = null;
+  }
+
+  /** An engine over segments built elsewhere (a first load on a worker thread). */
+  static fromSegments(segments: Segment[], options: EngineOptions = {}): SuggestEngine {
+    const engine = new SuggestEngine(options);
+    engine.segments = segments.filter((s) => s.docCount > 0);
+    return engine;
   }
 
   /** Indexes buffered upserts as a new segment and runs the merge policy. */
@@ -230,7 +298,8 @@ export class SuggestEngine {
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
     const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
-    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions() };
+    // hybrid applies boost/bury once, to the fused score; every mode keeps hidden documents out
+    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions(mode === 'hybrid') };
     let result: LexicalResult = { hits: [], total: 0, words: words.length };
     if (mode !== 'vector_only') {
       result = lexicalSearch(snap, q, options);
@@ -259,13 +328,14 @@ export class SuggestEngine {
     const vectorStarted = performance.now();
     let vs: VectorSearchResult | null = null;
     if (qv !== null && (mode === 'vector_only' || mode === 'hybrid')) {
-      vs = vectorSearch(snap, this.graphs, qv, { k: mode === 'vector_only' ? limit : poolSize, backend, filters: req.filters ?? null, embedder: this.embedder.name });
+      vs = vectorSearch(snap, this.graphs, qv, { k: mode === 'vector_only' && !rules.active ? limit : Math.max(poolSize, CANDIDATE_POOL), backend, filters: req.filters ?? null, embedder: this.embedder.name });
+      if (rules.active) vs = { ...vs, hits: rules.adjust(snap, vs.hits, mode === 'hybrid') };
     }
     if (mode === 'vector_only' && vs !== null) {
       // a similarity of zero or less shares nothing with the query
       hits = vs.hits.filter((h) => h.score > 0).map((h) => ({ ...h, matched: 0, typos: 0 }));
     } else if (mode === 'hybrid' && qv !== null && vs !== null) {
-      hits = fuse(snap, result.hits, vs.hits, qv, this.embedder.name);
+      hits = rules.adjust(snap, fuse(snap, result.hits, vs.hits, qv, this.embedder.name));
     } else if (mode === 'fts_rerank' && qv !== null && hits.length > 0) {
       // a per-document factor keeps scores comparable across parts
       hits = hits.map((h) => ({ ...h, score: h.score * (1 - RERANK_WEIGHT + RERANK_WEIGHT * Math.max(0, similarity(snap, h, qv, this.embedder.name))) }));
@@ -378,8 +448,12 @@ export class SuggestEngine {
     return { docCount: snap.docCount, avgFieldLength: snap.avgFieldLength, df };
   }
 
-  stats(): EngineStats {
-    if (this.options.refreshOnRead) this.refresh();
+  /**
+   * Statistics of the segments; buffered writes are indexed first unless `refresh` is false
+   * (then they are only counted: the shard's cheap path, which must not build a segment).
+   */
+  stats(opts: { refresh?: boolean } = {}): EngineStats {
+    if ((opts.refresh ?? true) && this.options.refreshOnRead && this.inflight.size === 0) this.refresh();
     this.graphs.retain(this.segments);
     const bytes: Record<string, number> = {};
     let terms = 0;
@@ -399,7 +473,8 @@ export class SuggestEngine {
     const total = Object.values(bytes).reduce((a, b) => a + b, 0);
     bytes.total = total;
     const vectorBytes = (bytes.vectors ?? 0) + graphBytes.hnswlib + graphBytes.usearch;
-    const live = this.documentCount - this.pending.size;
+    let live = 0;
+    for (const s of this.segments) live += s.liveCount;
     return {
       documents: this.documentCount,
       deleted,
@@ -461,6 +536,13 @@ export class SuggestEngine {
     return this.correctors[kind];
   }
 
+  /** Marks a taken, unpublished upsert of `id` as overwritten or deleted; true if there was a live one. */
+  private supersede(id: string): boolean {
+    if (!this.inflight.has(id) || this.superseded.has(id)) return false;
+    this.superseded.add(id);
+    return true;
+  }
+
   /** Tombstones the live copy of `id` in the segments; true if there was one. */
   private deleteFromSegments(id: string): boolean {
     for (let i = this.segments.length - 1; i >= 0; i--) {
@@ -498,10 +580,21 @@ export class SuggestEngine {
     }
     if (parts === null) return null;
     for (const p of parts) this.merging.add(p);
+    const tombstones = parts.map((p) => p.tombstones.slice());
+    let documents: SuggestDocument[] | null = null;
+    // decoded on demand: a merge built on another thread reads the segments there instead
     return {
       segments: parts,
-      documents: parts.flatMap((p) => [...p.liveDocuments()]),
-      tombstones: parts.map((p) => p.tombstones.slice()),
+      get documents() {
+        documents ??= parts.flatMap((p, i) => {
+          const dead = tombstones[i] as Uint8Array;
+          const out: SuggestDocument[] = [];
+          for (let ord = 0; ord < p.docCount; ord++) if (dead[ord] === 0) out.push(p.document(ord));
+          return out;
+        });
+        return documents;
+      },
+      tombstones,
     };
   }
 
@@ -528,6 +621,11 @@ export class SuggestEngine {
     this.segments.splice(at, plan.segments.length, ...(merged !== null && merged.docCount > 0 ? [merged] : []));
     this.snapshotCache = null;
     return true;
+  }
+
+  /** Gives up a planned merge (its build failed): its segments may be planned again. */
+  cancelMerge(plan: MergePlan): void {
+    for (const p of plan.segments) this.merging.delete(p);
   }
 
   /** Runs the merges the policy wants, here and now (autoMerge). */

@@ -4,7 +4,9 @@
 // follow every applied write through the node's change events, so a query after an
 // acknowledged write sees it. Beside each engine, a BehaviorModel learned from the part's
 // engagement events (replayed from the event log on load, then fed each new event) re-ranks
-// what the engine returns (behavior-ranking.ts).
+// what the engine returns (behavior-ranking.ts). Builds run on the segment pool when there is one
+// (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
+// its interval and makes a query wait only for documents it must see that are still being built.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
@@ -25,6 +27,25 @@ import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type Autoco
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
+import type { Segment } from '../engine/segment.js';
+import { EngineRefresher, type EngineRefresherOptions } from './engine-refresher.js';
+import type { SegmentPool } from './segment-pool.js';
+
+export interface SearchHostOptions {
+  dataDir: string;
+  log?: Logger;
+  /** worker threads for segment builds and merges; without one, everything is built in place */
+  pool?: SegmentPool | null;
+  /** refresher settings (interval, in-place and pooled batch sizes) */
+  refresh?: Omit<EngineRefresherOptions, 'pool' | 'log'>;
+  /** the node's embeddings endpoint for fts_rerank (default: from SUGGEST_EMBEDDINGS_*; null: none) */
+  embeddings?: EmbeddingProvider | null;
+}
+
+/** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
+const LOAD_CHUNK = 100_000;
+/** Minimum support of mined phrases: the engines' default, which pooled builds must use too. */
+const MIN_SUPPORT = 2;
 
 interface Entry {
   engine: SuggestEngine | null;
@@ -57,14 +78,20 @@ export class SearchHost implements QueryHandler {
   private readonly entries = new Map<string, Entry>();
   private readonly stores = new Map<number, PartitionStore>();
 
+  private readonly refresher: EngineRefresher;
+  private readonly pool: SegmentPool | null;
   private readonly embeddings: EmbeddingProvider | null;
   private readonly titleVectors = new VectorCache();
 
-  /** `embeddings`: the node's embeddings endpoint for fts_rerank (default: from SUGGEST_EMBEDDINGS_*; null: none) */
-  constructor(
-    private readonly opts: { dataDir: string; log?: Logger; embeddings?: EmbeddingProvider | null },
-  ) {
+  constructor(private readonly opts: SearchHostOptions) {
+    this.pool = opts.pool ?? null;
+    this.refresher = new EngineRefresher({ ...opts.refresh, pool: this.pool, log: opts.log });
     this.embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : opts.embeddings;
+  }
+
+  /** Engine options: with a pool, the refresher decides when and where buffered writes are built. */
+  private get engineOptions() {
+    return this.pool === null ? { autoMerge: true } : { autoMerge: false, maxPending: Number.MAX_SAFE_INTEGER };
   }
 
   /** Feed for ShardNode.onChange. */
@@ -72,6 +99,7 @@ export class SearchHost implements QueryHandler {
     const key = keyOf(event.ref);
     const entry = this.entries.get(key);
     if (event.type === 'drop') {
+      if (entry?.engine) this.refresher.forget(entry.engine);
       entry?.engine?.close();
       this.entries.delete(key);
       rmSync(this.snapshotPath(event.ref), { force: true });
@@ -83,12 +111,19 @@ export class SearchHost implements QueryHandler {
       return;
     }
     apply(entry.engine, entry.behavior, event, 0);
+    if (event.type === 'upsert' || event.type === 'delete') this.refresher.touch(entry.engine);
   };
 
   /** Synchronous once the part's engine is loaded (the in-process hot path relies on it). */
   query(ctx: QueryContext): unknown {
     const loaded = this.loadedFor(ctx.store, ctx.ref);
-    return loaded instanceof Promise ? loaded.then((l) => this.run(l, ctx)) : this.run(loaded, ctx);
+    return loaded instanceof Promise ? loaded.then((l) => this.answer(l, ctx)) : this.answer(loaded, ctx);
+  }
+
+  /** At once, unless documents this query must see are still being indexed. */
+  private answer(loaded: Loaded, ctx: QueryContext): unknown {
+    if (this.refresher.ready(loaded.engine)) return this.run(loaded, ctx);
+    return this.refresher.settle(loaded.engine).then(() => this.run(loaded, ctx));
   }
 
   private run({ engine, behavior }: Loaded, ctx: QueryContext): unknown {
@@ -144,18 +179,23 @@ export class SearchHost implements QueryHandler {
    */
   indexStats(ctx: IndexContext): unknown {
     const entry = this.entries.get(keyOf(ctx.ref));
-    return entry?.engine ? { loaded: true, ...entry.engine.stats(), behavior: entry.behavior?.stats() ?? null } : { loaded: false };
+    return entry?.engine ? { loaded: true, ...entry.engine.stats({ refresh: false }), behavior: entry.behavior?.stats() ?? null } : { loaded: false };
   }
 
   /** The partition's data was replaced (a copy arrived) or left this node: its engines are stale. */
   forgetPartition(partition: number): void {
-    for (const [key, entry] of this.entries) if (entry.partition === partition) this.entries.delete(key);
+    for (const [key, entry] of this.entries) {
+      if (entry.partition !== partition) continue;
+      if (entry.engine) this.refresher.forget(entry.engine);
+      this.entries.delete(key);
+    }
     this.stores.delete(partition);
     rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
   }
 
   /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */
   async close(): Promise<void> {
+    await this.refresher.close();
     for (const entry of this.entries.values()) {
       if (!entry.engine) continue;
       const store = this.stores.get(entry.partition);
@@ -183,6 +223,7 @@ export class SearchHost implements QueryHandler {
     e.loading = this.load(store, ref).then(
       (loaded) => {
         for (const ev of e.backlog) apply(loaded.engine, loaded.behavior, ev, loaded.eventsFrom);
+        if (e.backlog.length > 0) this.refresher.touch(loaded.engine);
         e.backlog = [];
         e.engine = loaded.engine;
         e.behavior = loaded.behavior;
@@ -225,14 +266,35 @@ export class SearchHost implements QueryHandler {
   private async loadEngine(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
     const stats = store.stats(ref);
     const fromSnapshot = this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
-    if (fromSnapshot) return fromSnapshot;
-    const engine = new SuggestEngine();
-    const started = Date.now();
-    for await (const batch of store.scan(ref, 2000)) {
-      const docs: SuggestDocument[] = batch.map((d) => decodeDocument(d.body));
-      engine.upsert(docs);
+    if (fromSnapshot) {
+      this.refresher.touch(fromSnapshot); // merges the policy wants
+      return fromSnapshot;
     }
-    engine.optimize();
+    const started = Date.now();
+    let engine: SuggestEngine;
+    const pool = this.pool;
+    if (pool !== null) {
+      // tokenizing on the pool: the event loop only reads the stored bodies
+      const builds: Promise<Segment>[] = [];
+      let chunk: Uint8Array[] = [];
+      for await (const batch of store.scan(ref, 2000)) {
+        for (const d of batch) chunk.push(d.body);
+        if (chunk.length >= LOAD_CHUNK) {
+          builds.push(pool.fromBodies(chunk, MIN_SUPPORT));
+          chunk = [];
+        }
+      }
+      if (chunk.length > 0) builds.push(pool.fromBodies(chunk, MIN_SUPPORT));
+      engine = SuggestEngine.fromSegments(await Promise.all(builds), this.engineOptions);
+      this.refresher.touch(engine);
+    } else {
+      engine = new SuggestEngine(this.engineOptions);
+      for await (const batch of store.scan(ref, 2000)) {
+        const docs: SuggestDocument[] = batch.map((d) => decodeDocument(d.body));
+        engine.upsert(docs);
+      }
+      engine.optimize();
+    }
     this.opts.log?.info('engine built from stored documents', { index: ref.physicalIndexId, part: ref.part, documents: engine.documentCount, ms: Date.now() - started });
     return engine;
   }
@@ -256,7 +318,7 @@ export class SearchHost implements QueryHandler {
       const headerLength = bytes.readUInt32LE(0);
       const header = JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')) as SnapshotHeader;
       if (header.v !== SNAPSHOT_VERSION || header.documents !== documents || header.stored_bytes !== storedBytes) return null;
-      const engine = SuggestEngine.deserialize(bytes.subarray(4 + headerLength));
+      const engine = SuggestEngine.deserialize(bytes.subarray(4 + headerLength), this.engineOptions);
       this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents });
       return engine;
     } catch (err) {

@@ -1,0 +1,181 @@
+// EngineRefresher: publishes the fresh writes of every engine within the refresh interval and
+// keeps its segments merged, without making queries pay for it. A few buffered documents are
+// indexed in place (a small segment costs well under a millisecond); larger batches (bulk
+// ingestion) and every merge are built on the segment pool, one build and one merge per engine
+// at a time, while queries keep answering from the published segments. A query only waits when
+// documents it must see are in a build that has not been published yet.
+import type { Logger } from '../../node/runtime/log.js';
+import type { SuggestEngine } from '../engine/engine.js';
+import type { SegmentPool } from './segment-pool.js';
+
+export interface EngineRefresherOptions {
+  /** segment pool for large batches and merges; null: everything is built in place */
+  pool: SegmentPool | null;
+  /** how often buffered writes are published (default 20 ms) */
+  intervalMs?: number;
+  /** buffered documents indexed in place, on the timer or by a query (default 256) */
+  inlineMaxDocs?: number;
+  /** documents per pooled build (default 5000) */
+  maxDocsPerBuild?: number;
+  /** minimum support of mined phrases, as the engines use (default 2) */
+  minSupport?: number;
+  log?: Logger | undefined;
+}
+
+interface Work {
+  building: Promise<void> | null;
+  merging: Promise<void> | null;
+}
+
+/** A query waits for at most this many pooled builds before it indexes what is left in place. */
+const MAX_WAITS = 4;
+
+export class EngineRefresher {
+  private readonly pool: SegmentPool | null;
+  private readonly intervalMs: number;
+  private readonly inlineMaxDocs: number;
+  private readonly maxDocsPerBuild: number;
+  private readonly minSupport: number;
+  private readonly work = new Map<SuggestEngine, Work>();
+  private readonly dirty = new Set<SuggestEngine>();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: EngineRefresherOptions) {
+    this.pool = opts.pool;
+    this.intervalMs = opts.intervalMs ?? 20;
+    this.inlineMaxDocs = opts.inlineMaxDocs ?? 256;
+    this.maxDocsPerBuild = opts.maxDocsPerBuild ?? 5000;
+    this.minSupport = opts.minSupport ?? 2;
+  }
+
+  /** Whether merges run on the pool (engines are then made with `autoMerge: false`). */
+  get pooled(): boolean {
+    return this.pool !== null;
+  }
+
+  /** `engine` received writes: they are published within the interval. */
+  touch(engine: SuggestEngine): void {
+    if (this.closed) return;
+    this.dirty.add(engine);
+    this.timer ??= setInterval(() => this.tick(), this.intervalMs).unref();
+  }
+
+  /** Stops following an engine (its index part was dropped or moved). */
+  forget(engine: SuggestEngine): void {
+    this.dirty.delete(engine);
+    const w = this.work.get(engine);
+    if (w !== undefined && w.building === null && w.merging === null) this.work.delete(engine);
+  }
+
+  /**
+   * Whether a query may run on `engine` now: no published-later build holds documents, and what
+   * is buffered is few enough for the engine to index in place before answering.
+   */
+  ready(engine: SuggestEngine): boolean {
+    return engine.inflightCount === 0 && engine.pendingCount <= this.inlineMaxDocs;
+  }
+
+  /** Resolves once a query may run on `engine` (after a bounded number of pooled builds). */
+  async settle(engine: SuggestEngine): Promise<void> {
+    for (let i = 0; i < MAX_WAITS && !this.ready(engine); i++) {
+      const w = this.work.get(engine);
+      if (w?.building) await w.building;
+      else if (!this.startBuild(engine)) return;
+    }
+  }
+
+  /** Waits for builds and merges in flight; nothing new starts afterwards. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const inflight: Promise<void>[] = [];
+    for (const w of this.work.values()) {
+      if (w.building) inflight.push(w.building);
+      if (w.merging) inflight.push(w.merging);
+    }
+    await Promise.all(inflight);
+    this.dirty.clear();
+  }
+
+  private tick(): void {
+    for (const engine of this.dirty) {
+      try {
+        this.step(engine);
+      } catch (err) {
+        this.dirty.delete(engine);
+        this.opts.log?.error('engine refresh failed', { err });
+      }
+    }
+    if (this.dirty.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private step(engine: SuggestEngine): void {
+    const w = this.workOf(engine);
+    if (w.building === null && engine.pendingCount > 0) {
+      if (this.pool === null || engine.pendingCount <= this.inlineMaxDocs) engine.refresh();
+      else this.startBuild(engine);
+    }
+    if (this.pool !== null && w.building === null && w.merging === null) this.startMerge(engine);
+    if (engine.pendingCount === 0 && w.building === null && w.merging === null) this.dirty.delete(engine);
+  }
+
+  /** Sends the oldest buffered documents to the pool; false when there is nothing to send. */
+  private startBuild(engine: SuggestEngine): boolean {
+    const pool = this.pool;
+    const w = this.workOf(engine);
+    if (pool === null || w.building !== null || this.closed) return false;
+    const docs = engine.takePending(this.maxDocsPerBuild);
+    if (docs.length === 0) return false;
+    const started = performance.now();
+    w.building = pool.build(docs, this.minSupport).then(
+      (segment) => {
+        engine.publish(segment);
+        this.opts.log?.debug('segment published', { documents: docs.length, ms: Math.round(performance.now() - started) });
+      },
+      (err: unknown) => {
+        engine.restorePending();
+        this.opts.log?.error('segment build failed; documents stay buffered', { err, documents: docs.length });
+      },
+    ).finally(() => {
+      w.building = null;
+      this.touch(engine); // merge what the new segment made mergeable; publish what came meanwhile
+    });
+    return true;
+  }
+
+  private startMerge(engine: SuggestEngine): void {
+    const pool = this.pool;
+    const w = this.workOf(engine);
+    if (pool === null || w.merging !== null || this.closed) return;
+    const plan = engine.planMerge();
+    if (plan === null) return;
+    const started = performance.now();
+    w.merging = pool.merge(plan, this.minSupport).then(
+      (segment) => {
+        engine.commitMerge(plan, segment);
+        this.opts.log?.debug('segments merged', { segments: plan.segments.length, documents: segment.docCount, ms: Math.round(performance.now() - started) });
+      },
+      (err: unknown) => {
+        engine.cancelMerge(plan);
+        this.opts.log?.error('segment merge failed', { err });
+      },
+    ).finally(() => {
+      w.merging = null;
+      this.touch(engine); // the policy may want another merge
+    });
+  }
+
+  private workOf(engine: SuggestEngine): Work {
+    let w = this.work.get(engine);
+    if (w === undefined) {
+      w = { building: null, merging: null };
+      this.work.set(engine, w);
+    }
+    return w;
+  }
+}

@@ -1,0 +1,162 @@
+// Engine mechanics around the search host: batches built on the segment pool (real piscina
+// worker threads) must give the same answers as batches built in place; documents in a build
+// that is not published yet stay correct (overwrites and deletes made meanwhile win); a query
+// never sees less than the acknowledged writes, even in the middle of a bulk load, and the
+// event loop keeps running while the pool builds; fresh writes get published by the timer.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
+import { SuggestEngine } from '../../engine/engine.js';
+import { SegmentBuilder } from '../../engine/segment-builder.js';
+import { ShardNode } from '../../shard-node.js';
+import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
+import { SearchHost } from '../search-host.js';
+import { SegmentPool } from '../segment-pool.js';
+import type { TypeaheadSuggestion } from '../../engine/types.js';
+
+const BRANDS = ['Samsung', 'Sony', 'Dewalt', 'Makita', 'Bosch', 'Apple', 'Philips', 'Panasonic'];
+const THINGS = ['Drill Driver', 'Impact Wrench', 'OLED TV', 'Soundbar', 'Headphones', 'Circular Saw', 'Blender', 'Toaster Oven'];
+
+function catalog(n: number, prefix = 'd'): SuggestDocument[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `${prefix}${i}`,
+    title: `${BRANDS[i % BRANDS.length]} ${THINGS[(i >> 3) % THINGS.length]} ${100 + (i % 97)}`,
+    desc: '',
+    manufacturer: BRANDS[i % BRANDS.length]!,
+    raw: { price: i % 500 },
+  }));
+}
+
+const ids = (r: { suggestions: { id: string }[] }) => r.suggestions.map((s) => s.id);
+const PREFIXES = ['s', 'sam', 'samsung dr', 'dewalt imp', 'sound', 'bosch c', 'phil', 'toaster o', 'mak 1'];
+
+describe('segment pool', () => {
+  const pool = new SegmentPool({ threads: 2 });
+  afterAll(() => pool.close());
+
+  it('builds, loads and merges segments that answer exactly like segments built in place', async () => {
+    const docs = catalog(1200);
+    const full = SuggestEngine.fromSegments([new SegmentBuilder().addAll(docs).build()]);
+    const fromDocs = SuggestEngine.fromSegments([await pool.build(docs, 2)]);
+    const fromBodies = SuggestEngine.fromSegments([await pool.fromBodies(docs.map((d) => encodeDocument(d)), 2)]);
+    // two segments with deletes, merged on the pool
+    const split = SuggestEngine.fromSegments([await pool.build(docs.slice(0, 600), 2), await pool.build(docs.slice(600), 2)], { autoMerge: false, compactDeleted: 1 });
+    split.remove(['d3', 'd700']);
+    const plan = split.planMerge();
+    expect(plan).not.toBeNull();
+    split.remove(['d5']); // deleted while the merge is built: must stay deleted
+    expect(split.commitMerge(plan!, await pool.merge(plan!, 2))).toBe(true);
+    expect(split.stats().segments).toBe(1);
+    // the same steps with the merge built in place
+    const local = SuggestEngine.fromSegments([new SegmentBuilder().addAll(docs.slice(0, 600)).build(), new SegmentBuilder().addAll(docs.slice(600)).build()], { autoMerge: false, compactDeleted: 1 });
+    local.remove(['d3', 'd700']);
+    const localPlan = local.planMerge()!;
+    local.remove(['d5']);
+    expect(local.commitMerge(localPlan, new SegmentBuilder().addAll(localPlan.documents).build())).toBe(true);
+    for (const query of PREFIXES) {
+      expect(ids(fromDocs.typeahead({ query, limit: 10 }))).toEqual(ids(full.typeahead({ query, limit: 10 })));
+      expect(ids(fromBodies.typeahead({ query, limit: 10 }))).toEqual(ids(fromDocs.typeahead({ query, limit: 10 })));
+      expect(ids(split.typeahead({ query, limit: 10 }))).toEqual(ids(local.typeahead({ query, limit: 10 })));
+      expect(ids(split.autocomplete({ query, limit: 10, mode: 'fts_only' }))).toEqual(ids(local.autocomplete({ query, limit: 10, mode: 'fts_only' })));
+    }
+    expect(split.documentCount).toBe(1197);
+  });
+});
+
+describe('documents in a build not published yet', () => {
+  it('stay correct: overwrites and deletes made meanwhile win, counts and reads agree', () => {
+    const e = new SuggestEngine({ autoMerge: false });
+    e.upsert(catalog(50));
+    e.refresh();
+    e.upsert([{ id: 'n1', title: 'Zebra Lamp', desc: '', manufacturer: 'Zebra' }, { id: 'n2', title: 'Zebra Chair', desc: '', manufacturer: 'Zebra' }, { id: 'n3', title: 'Zebra Desk', desc: '', manufacturer: 'Zebra' }]);
+    const taken = e.takePending(10);
+    expect(taken.map((d) => d.id)).toEqual(['n1', 'n2', 'n3']);
+    expect(e.takePending(10)).toEqual([]); // one batch at a time
+    expect(e.documentCount).toBe(53);
+    // meanwhile: n1 rewritten, n2 deleted
+    expect(e.upsert([{ id: 'n1', title: 'Zebra Lantern', desc: '', manufacturer: 'Zebra' }]).created).toBe(0);
+    expect(e.remove(['n2'])).toBe(1);
+    expect(e.remove(['n2'])).toBe(0);
+    expect(e.get('n1')?.title).toBe('Zebra Lantern');
+    expect(e.get('n2')).toBeNull();
+    expect(e.get('n3')?.title).toBe('Zebra Desk');
+    expect(e.documentCount).toBe(52);
+    e.publish(new SegmentBuilder().addAll(taken).build());
+    expect(e.inflightCount).toBe(0);
+    const titles = e.autocomplete({ query: 'zebra', limit: 10, mode: 'fts_only' }).suggestions.map((s) => s.title).sort();
+    expect(titles).toEqual(['Zebra Desk', 'Zebra Lantern']);
+    expect(e.documentCount).toBe(52);
+  });
+
+  it('go back to the buffer, ahead of later writes, when their build fails', () => {
+    const e = new SuggestEngine({ autoMerge: false });
+    e.upsert([{ id: 'a', title: 'Alpha One', desc: '', manufacturer: '' }, { id: 'b', title: 'Beta One', desc: '', manufacturer: '' }]);
+    e.takePending(10);
+    e.upsert([{ id: 'b', title: 'Beta Two', desc: '', manufacturer: '' }, { id: 'c', title: 'Gamma One', desc: '', manufacturer: '' }]);
+    e.restorePending();
+    expect(e.pendingCount).toBe(3);
+    expect(e.get('b')?.title).toBe('Beta Two');
+    expect(e.documentCount).toBe(3);
+    expect(e.autocomplete({ query: 'beta', limit: 5, mode: 'fts_only' }).suggestions.map((s) => s.title)).toEqual(['Beta Two']);
+  });
+});
+
+describe('search host with the pool', () => {
+  let shard: ShardNode;
+  let host: SearchHost;
+  let pool: SegmentPool;
+  let removeDir: () => Promise<void>;
+  const ref = refOf('t1', 'p1', { partitions: 4 });
+
+  beforeAll(async () => {
+    const t = await tempDir('refresher-test-');
+    removeDir = t.remove;
+    pool = new SegmentPool({ threads: 2 });
+    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 4, logger: quietLogger });
+    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 4));
+    host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 2000 } });
+    shard.setQueryHandler(host);
+    shard.onChange(host.onChange);
+  });
+
+  afterAll(async () => {
+    await shard?.close();
+    await pool?.close();
+    await removeDir?.();
+  });
+
+  const typeahead = async (query: string, limit = 10) => (await shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit } })) as { suggestions: TypeaheadSuggestion[] };
+  const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+
+  it('loads on the pool, answers a query in the middle of a bulk load with every acknowledged write, and keeps the loop running', async () => {
+    await upsert(catalog(500));
+    expect((await typeahead('samsung')).suggestions.length).toBeGreaterThan(0); // first load, on the pool
+    // a bulk write far above the in-place limit, then a query at once
+    const bulk = catalog(6000, 'b').map((d, i) => ({ ...d, title: i === 5999 ? 'Quokka Espresso Machine' : d.title }));
+    await upsert(bulk);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const pending = shard.queryValue({ ref, kind: 'typeahead', payload: { query: 'quokka', limit: 10 } });
+    // too many documents to index in place: the query waits for the pool's builds...
+    expect(pending).toBeInstanceOf(Promise);
+    const answer = (await pending) as { suggestions: TypeaheadSuggestion[] };
+    clearInterval(timer);
+    expect(answer.suggestions.map((s) => s.title)).toContain('Quokka Espresso Machine');
+    // ...which run off the event loop: it kept turning meanwhile
+    expect(ticks).toBeGreaterThan(0);
+  });
+
+  it('publishes a small write on the timer, before any query asks', async () => {
+    await upsert([{ id: 'w1', title: 'Wombat Kettle', desc: '', manufacturer: 'Wombat' }]);
+    const stats = () => host.indexStats({ store: undefined as never, ref }) as { loaded: boolean; pending: number; documents: number };
+    const deadline = Date.now() + 2000;
+    while (stats().pending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(stats().pending).toBe(0);
+    expect(stats().documents).toBe(6501);
+    expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
+  });
+
+  it('answers synchronously when nothing it must see is being built', async () => {
+    const r = shard.queryValue({ ref, kind: 'typeahead', payload: { query: 'dewalt', limit: 5 } });
+    expect(r instanceof Promise).toBe(false);
+  });
+});
