@@ -1,8 +1,9 @@
-// Predict beside typeahead in one invocation: the same service, the same catalogue and the same
-// keystroke stream of real queries, measured in alternating rounds (typeahead, predict,
-// typeahead, predict, ...) so that drifts of a shared machine hit both alike. Reports 2xx
-// throughput and latency percentiles of each route and the ratios predict/typeahead; writes the
-// JSON under loadtest/results/.
+// Predict beside typeahead (and autocomplete fts_only, the retrieval predict runs too) in one
+// invocation: the same service, the same catalogue and the same keystroke stream of real
+// queries, measured in alternating rounds (typeahead, autocomplete, predict, typeahead, ...) so
+// that drifts of a shared machine hit all alike. Reports 2xx throughput and latency percentiles
+// of each route and the ratios predict/typeahead and predict/autocomplete; writes the JSON under
+// loadtest/results/.
 //
 //   node dist/loadtest/predict-load.js (--spawn-single-node | --target URL --key KEY --index ID)
 //        [--catalog bestbuy,homedepot] [--sessions 5000] [--seed 1] [--connections 16]
@@ -49,7 +50,8 @@ const int = (v: string, name: string, min: number, max: number) => {
   return n;
 };
 
-type Route = 'typeahead' | 'predict';
+type Route = 'typeahead' | 'autocomplete' | 'predict';
+const ROUTES: readonly Route[] = ['typeahead', 'autocomplete', 'predict'];
 
 interface Request {
   method: 'GET' | 'POST';
@@ -68,7 +70,7 @@ interface RoundRecord {
   latency: LatencySummary;
 }
 
-function round(url: string, key: string, requests: readonly Request[], startAt: number, connections: number, durationS: number): Promise<RoundRecord & { stats: LatencyStats }> {
+function round(route: Route, url: string, key: string, requests: readonly Request[], startAt: number, connections: number, durationS: number): Promise<RoundRecord & { stats: LatencyStats }> {
   let cursor = startAt % requests.length;
   const stats = new LatencyStats();
   return new Promise((resolve, reject) => {
@@ -98,7 +100,7 @@ function round(url: string, key: string, requests: readonly Request[], startAt: 
         if (err) return reject(err);
         const elapsed = (performance.now() - t0) / 1000;
         resolve({
-          route: requests[0]!.method === 'GET' ? 'typeahead' : 'predict',
+          route,
           elapsed_s: elapsed,
           rps: stats.count / elapsed,
           ok: stats.count,
@@ -149,25 +151,27 @@ async function main(): Promise<void> {
   const t = await target();
   const streams: Record<Route, Request[]> = {
     typeahead: queries.map((q) => ({ method: 'GET', path: `/v1/typeahead?${new URLSearchParams({ index: t.index, query: q, limit: '10' })}` })),
+    autocomplete: queries.map((q) => ({ method: 'GET', path: `/v1/autocomplete?${new URLSearchParams({ index: t.index, query: q, limit: '10', mode: 'fts_only' })}` })),
     predict: queries.map((q) => ({ method: 'POST', path: '/v1/predict', body: JSON.stringify({ index: t.index, query: q, limit }) })),
   };
   // preflight: both routes answer 200 on a sample
-  for (const route of ['typeahead', 'predict'] as const) {
+  for (const route of ROUTES) {
     for (const r of streams[route].slice(0, 5)) {
       const res = await fetch(t.url + r.path, { method: r.method, headers: { 'x-api-key': t.key, 'content-type': 'application/json' }, body: r.body ?? null });
       const text = await res.text();
       if (res.status !== 200) throw new Error(`${route} preflight: ${res.status} ${text.slice(0, 300)}`);
     }
   }
-  if (warmup > 0) for (const route of ['typeahead', 'predict'] as const) await round(t.url, t.key, streams[route], 0, connections, warmup);
+  if (warmup > 0) for (const route of ROUTES) await round(route, t.url, t.key, streams[route], 0, connections, warmup);
   const totals: Record<Route, { stats: LatencyStats; ok: number; elapsed: number; rounds: RoundRecord[] }> = {
     typeahead: { stats: new LatencyStats(), ok: 0, elapsed: 0, rounds: [] },
+    autocomplete: { stats: new LatencyStats(), ok: 0, elapsed: 0, rounds: [] },
     predict: { stats: new LatencyStats(), ok: 0, elapsed: 0, rounds: [] },
   };
   const stride = Math.floor(queries.length / (rounds + 1));
   for (let i = 0; i < rounds; i++) {
-    for (const route of ['typeahead', 'predict'] as const) {
-      const { stats, ...rec } = await round(t.url, t.key, streams[route], (i + 1) * stride, connections, duration);
+    for (const route of ROUTES) {
+      const { stats, ...rec } = await round(route, t.url, t.key, streams[route], (i + 1) * stride, connections, duration);
       totals[route].stats.addAll(stats);
       totals[route].ok += rec.ok;
       totals[route].elapsed += rec.elapsed_s;
@@ -178,6 +182,7 @@ async function main(): Promise<void> {
   const summary = (route: Route) => ({ rps: totals[route].ok / totals[route].elapsed, latency: totals[route].stats.summary() });
   const ta = summary('typeahead');
   const pr = summary('predict');
+  const au = summary('autocomplete');
   const loadavg = os.loadavg();
   const lines = [
     '',
@@ -185,12 +190,13 @@ async function main(): Promise<void> {
     '',
     '| route | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms |',
     '|---|---:|---:|---:|---:|---:|',
-    ...(['typeahead', 'predict'] as const).map((r) => {
+    ...ROUTES.map((r) => {
       const s = summary(r);
       return `| ${r} | ${fmt(s.rps, 0)} | ${fmt(s.latency.p50_ms, 3)} | ${fmt(s.latency.p90_ms, 3)} | ${fmt(s.latency.p99_ms, 3)} | ${fmt(s.latency.p999_ms, 3)} |`;
     }),
     '',
     `predict / typeahead: throughput x${fmt(pr.rps / ta.rps)} (per round ${totals.predict.rounds.map((r, i) => fmt(r.rps / totals.typeahead.rounds[i]!.rps)).join(', ')}), p50 x${fmt(pr.latency.p50_ms / ta.latency.p50_ms)}, p99 x${fmt(pr.latency.p99_ms / ta.latency.p99_ms)}`,
+    `predict / autocomplete (fts_only): throughput x${fmt(pr.rps / au.rps)}, p50 x${fmt(pr.latency.p50_ms / au.latency.p50_ms)}, p99 x${fmt(pr.latency.p99_ms / au.latency.p99_ms)}`,
     '',
   ];
   process.stdout.write(lines.join('\n'));
@@ -198,7 +204,7 @@ async function main(): Promise<void> {
   mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
   writeFileSync(
     out,
-    `${JSON.stringify({ kind: 'predict-load', finished_at: new Date().toISOString(), target: t.info, keystrokes: queries.length, connections, duration, rounds, limit, machine: { cpus: os.cpus().length, node: process.version, loadavg }, typeahead: { ...ta, rounds: totals.typeahead.rounds }, predict: { ...pr, rounds: totals.predict.rounds } }, null, 2)}\n`,
+    `${JSON.stringify({ kind: 'predict-load', finished_at: new Date().toISOString(), target: t.info, keystrokes: queries.length, connections, duration, rounds, limit, machine: { cpus: os.cpus().length, node: process.version, loadavg }, typeahead: { ...ta, rounds: totals.typeahead.rounds }, autocomplete: { ...au, rounds: totals.autocomplete.rounds }, predict: { ...pr, rounds: totals.predict.rounds } }, null, 2)}\n`,
   );
   log(`wrote ${path.relative(process.cwd(), path.resolve(out))}`);
 }

@@ -15,7 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadCatalog, parseCatalogSources } from './data/catalog.js';
+import { loadCatalogSpec } from './data/catalog.js';
 import { REPO_ROOT } from './data/data-files.js';
 import { suggestContractProblems } from './load/contract-check.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
@@ -93,7 +93,7 @@ function applyOverrides(w: Workload): Workload {
 }
 
 async function setUpTarget(w: Workload, index: string): Promise<Server> {
-  const catalog = () => loadCatalog(parseCatalogSources(values.catalog));
+  const catalog = () => loadCatalogSpec(values.catalog);
   // searchable once the first word of a loaded title finds something
   const probeFor = (docs: { title: string }[]) => requestPath(w, docs[0]?.title.split(' ')[0] ?? 'a', index);
   const parts = values.parts === undefined ? undefined : Number(values.parts);
@@ -153,6 +153,27 @@ function cpuOf(pids: number[] | undefined): number | null {
     sum += c;
   }
   return sum;
+}
+
+/**
+ * The vector modes answer by exact scan until the index's ANN graphs are built (in the
+ * background, after the first vector query): measure the warm service, not the build.
+ */
+async function waitVectorGraphs(s: Server, index: string, timeoutMs = 900_000): Promise<void> {
+  const started = Date.now();
+  log('waiting for the vector graphs to be built');
+  for (;;) {
+    const params = new URLSearchParams({ query: 'drill', index, mode: 'vector_only', debug: 'true', bypass_cache: 'true' });
+    const res = await fetch(`${s.url}/v1/autocomplete?${params}`, { headers: { 'x-api-key': s.key } });
+    const body = (await res.json()) as { debug?: { vector?: { graph?: { ready?: boolean; built?: number; total?: number } } } };
+    const g = body.debug?.vector?.graph;
+    if (g?.ready === true) {
+      log(`vector graphs ready after ${((Date.now() - started) / 1000).toFixed(0)} s (${g.total} documents)`);
+      return;
+    }
+    if (Date.now() - started > timeoutMs) usage('the vector graphs were not built in time');
+    await new Promise((r) => setTimeout(r, 2000));
+  }
 }
 
 interface Preflight {
@@ -226,6 +247,8 @@ async function main() {
   }
   const target = await setUpTarget(w, index);
   servers.push(target);
+  const mode = w.params['mode'];
+  if (w.route === '/v1/autocomplete' && (mode === 'vector_only' || mode === 'hybrid')) await waitVectorGraphs(target, index);
 
   const preflights = new Map<Server, Preflight>();
   for (const s of servers) {

@@ -23,10 +23,10 @@ export const REASON_CODES = {
   partial_match: 'The label matches only some of the query words.',
   popular_suggestion: 'The candidate comes from the precomputed suggestions and leads its list.',
   top_document: 'The candidate is the best document retrieved for the query.',
-  behavioral_boost: 'Click events on this candidate raised it (click behaviour signal).',
+  behavioral_boost: 'Click events raised the candidate (metadata.behavior.boost above 1).',
   synonym: "The candidate was found through a synonym of the index schema's synonyms (metadata.synonym).",
   merchandised: 'A merchandising rule pinned or boosted the candidate (metadata.merchandised; buries do not count).',
-  personalized: "The candidate was raised by the user's own history (user_id, paid plans).",
+  personalized: "The user's own clicks count in the candidate's behaviour signal (user_id, paid plans; metadata.behavior.personal above 0).",
   action_mapping: "The action comes from the index schema's action_mappings.",
 } as const;
 export type ReasonCode = keyof typeof REASON_CODES;
@@ -110,12 +110,27 @@ export function reasonCodes(c: PredictCandidate, f: Features, extra: { rule: boo
   else if (f.coverage === 1) codes.push('word_match');
   else codes.push('partial_match');
   if (!extra.rule && f.top) codes.push(c.source === 'suggestion' ? 'popular_suggestion' : 'top_document');
-  if (signal(c.signals.behavior)) codes.push('behavioral_boost');
+  if (boosted(c.signals.behavior)) codes.push('behavioral_boost');
   if (signal(c.signals.synonym)) codes.push('synonym');
   if (promoted(c.signals.merchandised)) codes.push('merchandised');
-  if (signal(c.signals.personalized)) codes.push('personalized');
+  if (signal(c.signals.personalized) || personal(c.signals.behavior)) codes.push('personalized');
   if (extra.mapped) codes.push('action_mapping');
   return codes;
+}
+
+/**
+ * The click-behaviour signal (`metadata.behavior`: `{boost, popularity, query, graph, personal,
+ * injected}`) raised the candidate: its boost factor is above 1 (a bare positive number counts too).
+ */
+export function boosted(v: unknown): boolean {
+  if (typeof v === 'number') return v > 1;
+  if (v !== null && typeof v === 'object' && 'boost' in v) return typeof v.boost === 'number' && v.boost > 1;
+  return v === true;
+}
+
+/** The behaviour signal has a part from the user's own history. */
+export function personal(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && 'personal' in v && typeof v.personal === 'number' && v.personal > 0;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { DataPlane } from './data-plane.js';
 import { PREDICT_MODEL } from './predict-coefficients.js';
 import {
   BEHAVIOR_LOG_ODDS,
+  boosted,
   MERCHANDISED_LOG_ODDS,
   RULE_LOG_ODDS,
   confidenceOf,
@@ -28,7 +29,6 @@ import {
   promoted,
   queryView,
   reasonCodes,
-  signal,
   type Features,
   type QueryView,
   type ReasonCode,
@@ -183,7 +183,7 @@ export class PredictService {
       if (!types.has(c.type)) continue;
       const f = featuresOf(c, q, sums[c.source], maxes[c.source], counts[c.source]);
       let z = logOdds(f);
-      if (signal(c.signals.behavior)) z += BEHAVIOR_LOG_ODDS;
+      if (boosted(c.signals.behavior)) z += BEHAVIOR_LOG_ODDS;
       if (promoted(c.signals.merchandised)) z += MERCHANDISED_LOG_ODDS;
       const mapping = mappings[c.type];
       const target = mapping ? c.fields[mapping.target_field] : undefined;

@@ -100,14 +100,33 @@ export interface RankingSelection {
 
 const EMPTY: PackedRanking = { version: '0', synonyms: new Map(), maxPhrase: 0, rules: [], scheduled: false, memo: new Map() };
 
-/** Packs configurations once per index record object (records are replaced, never mutated). */
+/** Packed configurations kept by content, for records re-read with nothing changed. */
+const BY_CONTENT_ENTRIES = 1000;
+
+/**
+ * Packs configurations once per index record object (records are replaced, never mutated), and
+ * once per content: the data plane re-reads records when its cache entry expires, and packing
+ * thousands of synonyms on the request path every minute would show in its latency.
+ */
 export class RankingConfig {
   private readonly packed = new WeakMap<IndexRecord, PackedRanking>();
+  private readonly byContent = new Map<string, PackedRanking>();
 
   of(rec: IndexRecord): PackedRanking {
     let p = this.packed.get(rec);
     if (p === undefined) {
-      p = pack(rec.schema?.synonyms, rec.merchandising?.rules);
+      const synonyms = rec.schema?.synonyms;
+      const rules = rec.merchandising?.rules;
+      if (synonyms === undefined && rules === undefined) p = EMPTY;
+      else {
+        const content = createHash('sha1').update(JSON.stringify([synonyms ?? null, rules ?? null])).digest('base64url');
+        p = this.byContent.get(content);
+        if (p === undefined) {
+          p = pack(synonyms, rules);
+          if (this.byContent.size >= BY_CONTENT_ENTRIES) this.byContent.delete(this.byContent.keys().next().value as string);
+          this.byContent.set(content, p);
+        }
+      }
       this.packed.set(rec, p);
     }
     return p;

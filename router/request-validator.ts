@@ -59,6 +59,9 @@ function pointerToLoc(path: string): (string | number)[] {
 function messageOf(e: ValueError): string {
   if (e.type === ValueErrorType.ObjectRequiredProperty) return 'Field required.';
   if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'Unknown field.';
+  // a union can carry a sentence saying which forms it takes (`x-hint`)
+  const hint = (e.schema as { 'x-hint'?: unknown })['x-hint'];
+  if (e.type === ValueErrorType.Union && typeof hint === 'string') return hint;
   const anyOf = (e.schema as { anyOf?: { const?: unknown }[] }).anyOf;
   if (e.type === ValueErrorType.Union && anyOf && anyOf.every((s) => s.const !== undefined)) {
     return `Expected one of: ${anyOf.map((s) => JSON.stringify(s.const)).join(', ')}.`;

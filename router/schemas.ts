@@ -255,6 +255,7 @@ export const SynonymEntry = named(
       ),
     ],
     {
+      'x-hint': `Use a list of 2 to ${SYNONYM_LIMITS.termsPerEntry} equivalent terms (["tv", "television"]) or {"from": "ac", "to": ["air conditioner"]}; terms are 1 to ${SYNONYM_LIMITS.termLength} characters.`,
       description:
         'Autocomplete searches each synonym reading of the query (one phrase replaced, longest match first, at most 8 readings) beside the query as typed; ' +
         'documents found only through a synonym score x0.85 and carry `metadata.synonym: {from, to}`. Typeahead does not expand synonyms.',
@@ -507,6 +508,7 @@ export const VectorDebug = named(
           exact_ms: Type.Number(),
         }),
       ),
+      provider: Type.Optional(Type.String({ description: 'fts_rerank on a node with an embeddings endpoint (SUGGEST_EMBEDDINGS_URL): `ok`, or `fallback: timeout|http|network|malformed|dimensions` when the built-in embedder answered.' })),
       parts: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'Each part\'s own report, when the index has several.' })),
     },
     { description: 'What the vector retrieval did (debug=true or benchmark=true).' },

@@ -23,7 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import type * as hpb from '../proto/gen/placement.js';
 import { completeMove, type Coordinator, type PlacementTable } from '../coordinator/coordinator.js';
-import { SuggestError, fail } from '../node/runtime/errors.js';
+import { fail } from '../node/runtime/errors.js';
 import type { NodeId } from '../node/runtime/ids.js';
 import type { Logger } from '../node/runtime/log.js';
 import type { PartitionStore } from './partition-store.js';
@@ -112,7 +112,7 @@ export class PartitionHandoff {
   private readonly outbound = new Map<number, Outbound>();
   private readonly inbound = new Map<number, Inbound>();
   private readonly drops = new Map<number, NodeJS.Timeout>();
-  private readonly retries = new Set<NodeJS.Timeout>();
+  private readonly retries = new Map<number, NodeJS.Timeout>();
   private readonly log: Logger;
   private closed = false;
   /** counters for metrics and the admin view */
@@ -237,8 +237,9 @@ export class PartitionHandoff {
 
   /** A follower missed a write: drop it from the replica list (epoch CAS) or fail the write. */
   private async followerFailed(partition: number, follower: NodeId, err: unknown): Promise<void> {
-    // a follower with a newer table in which we are not primary: we were deposed
-    if (err instanceof SuggestError && err.code === 'wrong_owner') throw err;
+    // A refusal (`wrong_owner`) is decided by the coordinator's table like any other failure: if
+    // it still names this node primary, the follower is dropped (it was evicted already, or its
+    // table is ahead); if not, this node was deposed and the write fails.
     for (let attempt = 0; attempt < 8; attempt++) {
       const cur = await this.opts.coordinator.getPlacement();
       const list = cur?.nodes[partition];
@@ -276,15 +277,16 @@ export class PartitionHandoff {
     );
   }
 
+  /** One pending retry per partition, however many runs failed meanwhile. */
   private retryLater(out: Outbound): void {
+    if (this.retries.has(out.partition)) return;
     const timer = setTimeout(() => {
-      this.retries.delete(timer);
+      this.retries.delete(out.partition);
       const t = this.host.placement;
       if (t && !this.closed) this.onPlacement(t, t);
     }, this.opts.retryDelayMs ?? 1_000);
     timer.unref();
-    this.retries.add(timer);
-    void out;
+    this.retries.set(out.partition, timer);
   }
 
   /** true when the move completed (this node wrote the flip), false when it was called off */
@@ -450,7 +452,7 @@ export class PartitionHandoff {
     this.outbound.clear();
     for (const t of this.drops.values()) clearTimeout(t);
     this.drops.clear();
-    for (const t of this.retries) clearTimeout(t);
+    for (const t of this.retries.values()) clearTimeout(t);
     this.retries.clear();
   }
 }

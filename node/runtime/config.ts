@@ -156,7 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const roles = (env.SUGGEST_ROLES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const r of roles) if (r !== 'router' && r !== 'shard' && r !== 'coordinator') throw new Error(`unknown role '${r}' in SUGGEST_ROLES`);
-  return {
+  const config: Config = {
     ...base,
     roles: roles.length > 0 ? (roles as Role[]) : base.roles,
     minShardNodes: int(env.SUGGEST_MIN_SHARD_NODES, base.minShardNodes),
@@ -182,4 +182,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventsPerSecond: int(env.SUGGEST_EVENTS_PER_SECOND, base.eventsPerSecond),
     eventsBurst: int(env.SUGGEST_EVENTS_BURST, base.eventsBurst),
   };
+  // placement settings: a bad value would stall moves or fail over on every hiccup
+  const atLeastOne: [keyof Config, string][] = [
+    ['replicationFactor', 'SUGGEST_REPLICATION_FACTOR'],
+    ['maxConcurrentMoves', 'SUGGEST_MAX_CONCURRENT_MOVES'],
+    ['memberTtlSeconds', 'SUGGEST_MEMBER_TTL_SECONDS'],
+  ];
+  for (const [field, name] of atLeastOne) {
+    const v = config[field];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number of at least 1, got '${String(v)}'`);
+  }
+  return config;
 }

@@ -19,11 +19,14 @@ interface ClusterView {
   moves: { partition: number; to: string }[];
 }
 
-const TTL_SECONDS = 3;
+// short enough to keep the test quick, long enough that a loaded machine does not lose leases
+const TTL_SECONDS = 6;
 let cluster: LocalCluster;
 let api: ApiClient;
 let key: string;
 let growLoad: WriteLoad | undefined;
+let killLoad: WriteLoad | undefined;
+let victimIndex = -1;
 const indexes = Array.from({ length: 8 }, (_, i) => `grow-${i}`);
 
 const view = async () => {
@@ -32,8 +35,19 @@ const view = async () => {
   return r.body;
 };
 
-function diagnostics(load: WriteLoad): string {
-  return JSON.stringify(load.failures.slice(0, 5)) + '\n' + cluster.shards.map((s) => `--- ${s.name}\n${s.output.slice(-30).join('\n')}`).join('\n');
+function diagnostics(load?: WriteLoad): string {
+  const logs = cluster.shards.map((s) => `--- ${s.name}\n${s.output.filter((l) => /"level":"(warn|error)"|move|placement/.test(l)).slice(-25).join('\n')}`);
+  return JSON.stringify(load?.failures.slice(0, 5) ?? []) + '\n' + logs.join('\n');
+}
+
+/** waitFor that, on timeout, fails with the cluster view and the shard nodes' recent placement log lines. */
+async function waitForCluster(probe: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  try {
+    await waitFor(probe, ms, what);
+  } catch (err) {
+    const v = await view().catch(() => null);
+    throw new Error(`${(err as Error).message}\nview: ${JSON.stringify({ epoch: v?.epoch, settled: v?.settled, nodes: v?.nodes, moves: v?.moves })}\n${diagnostics()}`, { cause: err });
+  }
 }
 
 beforeAll(async () => {
@@ -75,7 +89,7 @@ describe('cluster placement', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     const added = await cluster.addShard();
     const started = Date.now();
-    await waitFor(
+    await waitForCluster(
       async () => {
         const v = await view();
         return v.settled && (v.nodes.find((n) => n.node_id === added.info.node_id)?.replicas ?? 0) > 0;
@@ -111,8 +125,10 @@ describe('cluster placement', () => {
       hits.set(primary, (hits.get(primary) ?? 0) + 1);
     }
     const victimId = [...hits].sort((a, b) => b[1] - a[1])[0]![0];
-    const victim = cluster.shards.find((s) => s.info.node_id === victimId)!;
+    victimIndex = cluster.shards.findIndex((s) => s.info.node_id === victimId);
+    const victim = cluster.shards[victimIndex]!;
     const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 2, prefix: 'kill' });
+    killLoad = load;
     load.start();
     await new Promise((r) => setTimeout(r, 1_000));
     const killedAt = Date.now();
@@ -126,17 +142,39 @@ describe('cluster placement', () => {
     const recoveryMs = lastFailure - killedAt;
     // failures only while the dead primary still held its partitions: a lease TTL plus a reconcile
     for (const f of load.failures) expect(f.status, JSON.stringify(f)).toBe(503);
-    expect(recoveryMs).toBeLessThan(TTL_SECONDS * 1000 + 4_000);
+    expect(recoveryMs).toBeLessThan(TTL_SECONDS * 1000 + 5_000);
     const missing = await missingDocuments(cluster.routerUrls[0]!, key, load.acknowledged);
     for (const m of missing) expect(m.missing, m.index).toEqual([]);
     // the documents of the previous test survived the kill as well
     if (growLoad) for (const m of await missingDocuments(cluster.routerUrls[0]!, key, growLoad.acknowledged)) expect(m.missing, m.index).toEqual([]);
-    await waitFor(async () => (await view()).settled, 120_000, 're-replication on the survivors');
+    await waitForCluster(async () => (await view()).settled, 120_000, 're-replication on the survivors');
     const after = await view();
     for (const p of after.partitions) {
       expect([p.primary, ...p.followers]).not.toContain(victim.info.node_id);
       expect(1 + p.followers.length).toBe(2);
     }
     console.log(JSON.stringify({ test: 'kill-primary', failover_ms: failoverMs, recovery_ms: recoveryMs, failed_writes: load.failures.length, acknowledged: load.acknowledgedCount }));
+  }, 200_000);
+
+  it('a killed node that restarts is given fresh copies (its stale ones are dropped) and nothing acknowledged is lost', async () => {
+    expect(victimIndex).toBeGreaterThanOrEqual(0);
+    const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 1, prefix: 'back' });
+    load.start();
+    await cluster.restartShard(victimIndex);
+    const id = cluster.shards[victimIndex]!.info.node_id;
+    await waitForCluster(
+      async () => {
+        const v = await view();
+        return v.settled && (v.nodes.find((n) => n.node_id === id)?.replicas ?? 0) === 8;
+      },
+      150_000,
+      'the restarted node to be filled again',
+    );
+    await load.stop();
+    expect(load.failures, diagnostics(load)).toEqual([]);
+    for (const l of [growLoad, killLoad, load]) {
+      if (!l) continue;
+      for (const m of await missingDocuments(cluster.routerUrls[0]!, key, l.acknowledged)) expect(m.missing, m.index).toEqual([]);
+    }
   }, 200_000);
 });

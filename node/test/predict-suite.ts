@@ -87,7 +87,10 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
         const r = await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } });
         expect(r.status).toBe(200);
       }
-    }, 120_000);
+      // the first query of each part builds its engine from the stored documents; on a loaded
+      // machine that can outlast one shard call's deadline (503), so wait until the parts answer
+      await waitFor(async () => (await api.call('POST', '/v1/predict', { key: pub, body: { index, query: 'sams' } })).status === 200, 90_000, 'engines built');
+    }, 180_000);
 
     it('answers with the documented shape and defaults: 5 alternatives, suggestions, no debug', async () => {
       const r = await predict({ index, query: 'sams' });
@@ -369,6 +372,32 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
       expect((await api.call('DELETE', `/v1/indexes/${index}/documents/zz-1`, { key })).status).toBe(200);
       const gone = await predict({ index, query: 'zyxwquartz spe', allowed_types: ['product'] });
       expect([gone.body.prediction, ...gone.body.alternatives].some((p) => p?.entity.id === 'zz-1')).toBe(false);
+    });
+
+    it('raises documents people click (behavioral_boost) and a user\'s own picks (personalized)', async () => {
+      const click = (body: unknown) => api.call('POST', '/v1/events/click', { key: pub, body });
+      const before = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 10 });
+      expect(before.status).toBe(200);
+      const pick = before.body.alternatives[5]!;
+      expect(pick.reason_codes).not.toContain('behavioral_boost');
+      const events = Array.from({ length: 6 }, (_, i) => ({ index, doc_id: pick.entity.id, query: 'hdmi cable', session_id: `s${i}` }));
+      expect((await click({ events })).status).toBe(200);
+      await waitFor(async () => [(await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 10 })).body].flatMap((b) => [b.prediction!, ...b.alternatives]).some((p) => p.entity.id === pick.entity.id && p.reason_codes.includes('behavioral_boost')), 10_000, 'behaviour');
+      const after = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 10 });
+      const all = [after.body.prediction!, ...after.body.alternatives];
+      const raised = all.find((p) => p.entity.id === pick.entity.id)!;
+      expect(all.indexOf(raised)).toBeLessThan(6);
+      expect(raised.confidence).toBeGreaterThan(pick.confidence);
+      for (const p of all) expect(p.reason_codes).not.toContain('personalized');
+      // a purchase by one user personalizes that user's predictions only
+      const other = all[all.length - 1]!;
+      expect((await click({ index, doc_id: other.entity.id, user_id: 'fan-1', type: 'purchase' })).status).toBe(200);
+      const mine = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 20, user_id: 'fan-1' });
+      expect(mine.status).toBe(200);
+      const personal = [mine.body.prediction!, ...mine.body.alternatives].find((p) => p.entity.id === other.entity.id);
+      expect(personal?.reason_codes).toContain('personalized');
+      const someone = await predict({ index, query: 'hdmi cable', allowed_types: ['product'], limit: 20, user_id: 'someone-else' });
+      for (const p of [someone.body.prediction!, ...someone.body.alternatives]) expect(p.reason_codes).not.toContain('personalized');
     });
   });
 }

@@ -112,6 +112,11 @@ export function registerRankingSuite(name: string, target: () => SuiteTarget, op
       const bad = await api.call<{ detail: Issue[] }>('PUT', `/v1/indexes/${index}/schema`, { key, body: { synonyms: [['zorblat']] } });
       expect(bad.status).toBe(422);
       expect(bad.body.detail[0]!.loc.slice(0, 3)).toEqual(['body', 'synonyms', 0]);
+      expect(bad.body.detail[0]!.msg).toContain('equivalent terms');
+      const tooMany = await api.call<{ detail: Issue[] }>('PUT', `/v1/indexes/${index}/schema`, { key, body: { synonyms: Array.from({ length: 5001 }, (_, i) => [`a${i}`, `b${i}`]) } });
+      expect(tooMany.status).toBe(422);
+      expect(tooMany.body.detail[0]!.loc).toEqual(['body', 'synonyms']);
+      expect((await api.call('PUT', `/v1/indexes/${index}/schema`, { key: pub, body: { synonyms: [] } })).status).toBe(403);
       const noWords = await api.call<{ detail: Issue[] }>('PUT', `/v1/indexes/${index}/schema`, { key, body: { synonyms: [['zorblat', '???']] } });
       expect(noWords.status).toBe(422);
       expect(noWords.body.detail[0]!.loc).toEqual(['body', 'synonyms', 0, 1]);
@@ -169,6 +174,7 @@ export function registerRankingSuite(name: string, target: () => SuiteTarget, op
       expect(ids(hidden)).not.toContain(top);
       expect(hidden.suggestions).toHaveLength(10);
       expect(hidden.debug!.ranking!.rules).toEqual([{ id: 'gone', action: 'hide', status: 'applied', hidden: 1 }]);
+      for (const mode of ['hybrid', 'vector_only', 'fts_rerank']) expect(ids(await ac('case', `&limit=10&mode=${mode}`)), mode).not.toContain(top);
       // typeahead honours hides of its product suggestions
       const title = docs.find((d) => d.id === top)!.title;
       const ta = await api.call<Body>('GET', `/v1/typeahead?index=${index}&query=${encodeURIComponent(title.slice(0, 40))}&limit=50`, { key: pub });

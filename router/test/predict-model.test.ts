@@ -2,7 +2,7 @@
 // matching, merging of part candidates and default actions.
 import { describe, expect, it } from 'vitest';
 import type { PredictCandidate, PredictPartResult } from '../../node/runtime/predict-types.js';
-import { confidenceOf, featuresOf, logOdds, queryView, reasonCodes, REASON_CODES, signal } from '../predict-model.js';
+import { boosted, confidenceOf, featuresOf, logOdds, personal, promoted, queryView, reasonCodes, REASON_CODES, signal } from '../predict-model.js';
 import { defaultAction, mergeCandidates, ruleStrength, type IntentRule } from '../predict-service.js';
 
 const cand = (over: Partial<PredictCandidate>): PredictCandidate => ({
@@ -51,9 +51,12 @@ describe('predict model', () => {
 
   it('gives only documented reason codes, following the signals', () => {
     const q = queryView('samsung', true);
-    const c = cand({ label: 'Samsung', signals: { behavior: 3, synonym: 'tv', merchandised: true, personalized: 0 } });
+    const c = cand({ label: 'Samsung', signals: { behavior: { boost: 1.4, personal: 0.2 }, synonym: { from: 'tv', to: 'television' }, merchandised: [{ id: 'r', action: 'boost', factor: 2 }] } });
     const codes = reasonCodes(c, featuresOf(c, q, 1, 1), { rule: false, mapped: true });
-    expect(codes).toEqual(['spell_corrected', 'exact_match', 'popular_suggestion', 'behavioral_boost', 'synonym', 'merchandised', 'action_mapping']);
+    expect(codes).toEqual(['spell_corrected', 'exact_match', 'popular_suggestion', 'behavioral_boost', 'synonym', 'merchandised', 'personalized', 'action_mapping']);
+    const plain = cand({ label: 'Samsung', signals: { behavior: { boost: 1, personal: 0 }, merchandised: [{ id: 'r', action: 'bury', factor: 0.5 }] } });
+    expect(reasonCodes(plain, featuresOf(plain, q, 1, 1), { rule: false, mapped: false })).toEqual(['spell_corrected', 'exact_match', 'popular_suggestion']);
+    expect([boosted(2), boosted({ boost: 0.9 }), personal({ personal: 1 }), personal(3), promoted([{ action: 'pin' }]), promoted([{ action: 'boost', factor: 0.5 }])]).toEqual([true, false, true, false, true, false]);
     for (const code of codes) expect(REASON_CODES).toHaveProperty(code);
     expect([signal(0), signal(''), signal({}), signal(null), signal(2), signal('x'), signal({ a: 1 }), signal(true)]).toEqual([false, false, false, false, true, true, true, true]);
   });

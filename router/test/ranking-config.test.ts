@@ -90,6 +90,9 @@ describe('rule selection', () => {
     const next = { ...rec, merchandising: { rules: [] } };
     expect(cfg.of(next)).not.toBe(cfg.of(rec));
     expect(cfg.of(next).rules).toHaveLength(0);
+    // the same content read again (a new record object) is not packed again
+    expect(cfg.of(structuredClone(rec))).toBe(cfg.of(rec));
+    expect(cfg.of(record({}, {})).version).toBe('0');
   });
 
   it('remembers selections per query, and per live rule set when rules are timed', () => {

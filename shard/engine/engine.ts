@@ -298,7 +298,8 @@ export class SuggestEngine {
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
     const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
-    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions() };
+    // hybrid applies boost/bury once, to the fused score; every mode keeps hidden documents out
+    const options = { limit: poolSize, filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions(mode === 'hybrid') };
     let result: LexicalResult = { hits: [], total: 0, words: words.length };
     if (mode !== 'vector_only') {
       result = lexicalSearch(snap, q, options);
@@ -327,13 +328,14 @@ export class SuggestEngine {
     const vectorStarted = performance.now();
     let vs: VectorSearchResult | null = null;
     if (qv !== null && (mode === 'vector_only' || mode === 'hybrid')) {
-      vs = vectorSearch(snap, this.graphs, qv, { k: mode === 'vector_only' ? limit : poolSize, backend, filters: req.filters ?? null, embedder: this.embedder.name });
+      vs = vectorSearch(snap, this.graphs, qv, { k: mode === 'vector_only' && !rules.active ? limit : Math.max(poolSize, CANDIDATE_POOL), backend, filters: req.filters ?? null, embedder: this.embedder.name });
+      if (rules.active) vs = { ...vs, hits: rules.adjust(snap, vs.hits, mode === 'hybrid') };
     }
     if (mode === 'vector_only' && vs !== null) {
       // a similarity of zero or less shares nothing with the query
       hits = vs.hits.filter((h) => h.score > 0).map((h) => ({ ...h, matched: 0, typos: 0 }));
     } else if (mode === 'hybrid' && qv !== null && vs !== null) {
-      hits = fuse(snap, result.hits, vs.hits, qv, this.embedder.name);
+      hits = rules.adjust(snap, fuse(snap, result.hits, vs.hits, qv, this.embedder.name));
     } else if (mode === 'fts_rerank' && qv !== null && hits.length > 0) {
       // a per-document factor keeps scores comparable across parts
       hits = hits.map((h) => ({ ...h, score: h.score * (1 - RERANK_WEIGHT + RERANK_WEIGHT * Math.max(0, similarity(snap, h, qv, this.embedder.name))) }));

@@ -136,9 +136,39 @@ export class RankingRules {
     };
   };
 
-  /** Options to spread into lexical search options. */
-  lexicalOptions(): { docFactor?: (seg: Segment) => ((ord: number) => number) | null } {
-    return this.scoring.length > 0 ? { docFactor: this.docFactor } : {};
+  /**
+   * Options to spread into lexical search options. `hidesOnly`: hidden documents stay out but
+   * scores are left as they are, for a caller that applies the factors after fusing lexical
+   * scores with another signal (`adjust`).
+   */
+  lexicalOptions(hidesOnly = false): { docFactor?: (seg: Segment) => ((ord: number) => number) | null } {
+    if (this.scoring.length === 0) return {};
+    if (!hidesOnly) return { docFactor: this.docFactor };
+    return {
+      docFactor: (seg) => {
+        const f = this.docFactor(seg);
+        return f === null ? null : (ord) => (f(ord) === 0 ? 0 : 1);
+      },
+    };
+  }
+
+  /**
+   * Hits of another retrieval (vector search, or a fusion of lexical and vector scores): hidden
+   * documents dropped, the others' scores multiplied by their factor (`hidesOnly`: kept), best
+   * first.
+   */
+  adjust<H extends { segment: number; ord: number; score: number }>(snap: IndexSnapshot, hits: readonly H[], hidesOnly = false): H[] {
+    if (this.scoring.length === 0) return [...hits];
+    const factors = new Map<number, ((ord: number) => number) | null>();
+    const out: H[] = [];
+    for (const h of hits) {
+      let f = factors.get(h.segment);
+      if (f === undefined) factors.set(h.segment, (f = this.docFactor(snap.segments[h.segment] as Segment)));
+      const x = f === null ? 1 : f(h.ord);
+      if (x === 0) continue;
+      out.push(hidesOnly || x === 1 ? h : { ...h, score: h.score * x });
+    }
+    return out.sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord);
   }
 
   /**

@@ -127,3 +127,21 @@ describe('ranking rules in the engine', () => {
     expect(parseRankingPayload({ rules: [{ id: 'a', action: 'hide', target: { field: 'brand', values: ['x', 1, true] } }] })?.rules?.[0]?.target).toEqual({ field: 'brand', values: ['x', 1, true] });
   });
 });
+
+describe('ranking rules in the vector modes', () => {
+  it('keeps hidden documents out of vector_only and hybrid answers and boosts there too', () => {
+    const e = engine();
+    for (const mode of ['vector_only', 'hybrid', 'fts_rerank'] as const) {
+      const query = mode === 'fts_rerank' ? 'inch' : 'television';
+      const plain = e.autocomplete({ query, mode, limit: 5 });
+      expect(plain.suggestions.length, mode).toBeGreaterThan(1);
+      const top = plain.suggestions[0]!.id;
+      const hid = e.autocomplete({ query, mode, limit: 5, ranking: { rules: [{ id: 'h', action: 'hide', target: { ids: [top] } }] } });
+      expect(ids(hid), mode).not.toContain(top);
+      const last = plain.suggestions.at(-1)!.id;
+      const up = e.autocomplete({ query, mode, limit: 5, ranking: { rules: [{ id: 'b', action: 'boost', target: { ids: [last] }, factor: 100 }] } });
+      expect(ids(up)[0], mode).toBe(last);
+      expect(up.suggestions[0]!.metadata.merchandised, mode).toEqual([{ id: 'b', action: 'boost', factor: 100 }]);
+    }
+  });
+});

@@ -1,0 +1,24 @@
+// Placement settings from the environment: defaults, overrides, and refusal of values that would
+// stall moves (0 concurrent moves), keep no copy (replication factor 0) or fail nodes over on
+// every hiccup (a zero or fractional lease TTL).
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
+
+describe('placement configuration', () => {
+  it('defaults: replication factor 1, 2 concurrent moves, 10 s member lease', () => {
+    const c = loadConfig({});
+    expect([c.replicationFactor, c.maxConcurrentMoves, c.memberTtlSeconds]).toEqual([1, 2, 10]);
+  });
+
+  it('reads SUGGEST_REPLICATION_FACTOR, SUGGEST_MAX_CONCURRENT_MOVES and SUGGEST_MEMBER_TTL_SECONDS', () => {
+    const c = loadConfig({ SUGGEST_REPLICATION_FACTOR: '3', SUGGEST_MAX_CONCURRENT_MOVES: '4', SUGGEST_MEMBER_TTL_SECONDS: '10' });
+    expect([c.replicationFactor, c.maxConcurrentMoves, c.memberTtlSeconds]).toEqual([3, 4, 10]);
+  });
+
+  it('refuses values below 1, fractions and words, naming the variable', () => {
+    expect(() => loadConfig({ SUGGEST_REPLICATION_FACTOR: '0' })).toThrow(/SUGGEST_REPLICATION_FACTOR/);
+    expect(() => loadConfig({ SUGGEST_MAX_CONCURRENT_MOVES: '-1' })).toThrow(/SUGGEST_MAX_CONCURRENT_MOVES/);
+    expect(() => loadConfig({ SUGGEST_MEMBER_TTL_SECONDS: '0.5' })).toThrow(/SUGGEST_MEMBER_TTL_SECONDS/);
+    expect(() => loadConfig({ SUGGEST_MAX_CONCURRENT_MOVES: 'two' })).toThrow(/expected a number/);
+  });
+});
