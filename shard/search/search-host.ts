@@ -44,6 +44,8 @@ export interface SearchHostOptions {
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
 const LOAD_CHUNK = 100_000;
+/** Parts up to this many documents are built in place on first load (well under a second). */
+const LOAD_IN_PLACE_MAX = 5_000;
 /** Minimum support of mined phrases: the engines' default, which pooled builds must use too. */
 const MIN_SUPPORT = 2;
 
@@ -272,9 +274,9 @@ export class SearchHost implements QueryHandler {
     }
     const started = Date.now();
     let engine: SuggestEngine;
-    // even small parts load on the pool: on a busy machine an in-place build can hold the event
-    // loop long enough for the node's membership lease to lapse
-    const pool = this.pool;
+    // small parts build faster in place than a hand-off to a worker takes; large ones on the pool,
+    // where a long build cannot hold the event loop (and the node's membership lease) up
+    const pool = stats.documentCount > LOAD_IN_PLACE_MAX ? this.pool : null;
     if (pool !== null) {
       // tokenizing on the pool: the event loop only reads the stored bodies
       const builds: Promise<Segment>[] = [];
