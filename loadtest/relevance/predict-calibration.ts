@@ -23,8 +23,7 @@ import { REPO_ROOT } from '../data/data-files.js';
 import { loadHomeDepot } from '../data/homedepot.js';
 import { SeededRandom } from '../data/seeded-random.js';
 import { provisionIndex, waitSearchable, ServiceError } from '../load/provision-service.js';
-import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
-import { singular } from '../../node/runtime/text/tokenize.js';
+import { fitLogistic, fold, isRight, reliability, type ReliabilityBin } from './calibration-math.js';
 import { typingPrefix } from './eval-set.js';
 
 const { values } = parseArgs({
@@ -82,119 +81,10 @@ interface Sample {
   key: string;
 }
 
-export const fold = (text: string): string[] => analyzeQuery(text).words.map((w) => singular(w.term) ?? w.term);
-
-/** The labelling rule of the header comment. */
-export function isRight(c: { key: string; label: string }, fullQuery: string[], perfect: ReadonlySet<string>, perfectTitles: readonly string[][]): boolean {
-  if (c.key.startsWith('d:')) return perfect.has(c.key.slice(2));
-  const words = fold(c.label);
-  if (words.length === 0) return false;
-  const q = new Set(fullQuery);
-  const w = new Set(words);
-  if (q.size === w.size && [...q].every((x) => w.has(x))) return true;
-  if (![...q].every((x) => w.has(x))) return false;
-  return perfectTitles.some((t) => {
-    const ts = new Set(t);
-    return words.every((x) => ts.has(x));
-  });
-}
-
-// ------------------------------------------------------------------ logistic regression
-
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
 function row(f: Features): number[] {
   return [1, ...FEATURES.map((n) => f[n] ?? 0)];
-}
-
-/** L2-regularized logistic regression by Newton's method (the bias is not penalized). */
-export function fitLogistic(xs: number[][], ys: number[], l2: number, iterations = 25): number[] {
-  const d = xs[0]?.length ?? 0;
-  let w = new Array<number>(d).fill(0);
-  for (let it = 0; it < iterations; it++) {
-    const grad = new Array<number>(d).fill(0);
-    const hess = Array.from({ length: d }, () => new Array<number>(d).fill(0));
-    for (let i = 0; i < xs.length; i++) {
-      const x = xs[i]!;
-      let z = 0;
-      for (let j = 0; j < d; j++) z += w[j]! * x[j]!;
-      const p = sigmoid(z);
-      const r = p - ys[i]!;
-      const s = p * (1 - p);
-      for (let j = 0; j < d; j++) {
-        grad[j]! += r * x[j]!;
-        const sxj = s * x[j]!;
-        if (sxj === 0) continue;
-        for (let k = j; k < d; k++) hess[j]![k]! += sxj * x[k]!;
-      }
-    }
-    for (let j = 0; j < d; j++) {
-      for (let k = 0; k < j; k++) hess[j]![k] = hess[k]![j]!;
-      if (j > 0) {
-        grad[j]! += l2 * w[j]!;
-        hess[j]![j]! += l2;
-      }
-      hess[j]![j]! += 1e-9;
-    }
-    const step = solve(hess, grad);
-    let change = 0;
-    w = w.map((v, j) => {
-      change = Math.max(change, Math.abs(step[j]!));
-      return v - step[j]!;
-    });
-    if (change < 1e-7) break;
-  }
-  return w;
-}
-
-/** Gaussian elimination with partial pivoting. */
-function solve(a: number[][], b: number[]): number[] {
-  const n = b.length;
-  const m = a.map((r, i) => [...r, b[i]!]);
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[p]![c]!)) p = r;
-    [m[c], m[p]] = [m[p]!, m[c]!];
-    const pivot = m[c]![c]!;
-    if (Math.abs(pivot) < 1e-12) continue;
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]! / pivot;
-      if (f === 0) continue;
-      for (let k = c; k <= n; k++) m[r]![k]! -= f * m[c]![k]!;
-    }
-  }
-  return m.map((r, i) => (Math.abs(r[i]!) < 1e-12 ? 0 : r[n]! / r[i]!));
-}
-
-// ------------------------------------------------------------------ calibration metrics
-
-export interface ReliabilityBin {
-  from: number;
-  to: number;
-  count: number;
-  mean_confidence: number;
-  accuracy: number;
-}
-
-export function reliability(pairs: readonly { p: number; y: boolean }[], bins = 10): { ece: number; brier: number; bins: ReliabilityBin[] } {
-  const out: ReliabilityBin[] = Array.from({ length: bins }, (_, i) => ({ from: i / bins, to: (i + 1) / bins, count: 0, mean_confidence: 0, accuracy: 0 }));
-  let brier = 0;
-  for (const { p, y } of pairs) {
-    const b = out[Math.min(bins - 1, Math.floor(p * bins))]!;
-    b.count++;
-    b.mean_confidence += p;
-    b.accuracy += y ? 1 : 0;
-    brier += (p - (y ? 1 : 0)) ** 2;
-  }
-  let ece = 0;
-  for (const b of out) {
-    if (b.count === 0) continue;
-    b.mean_confidence /= b.count;
-    b.accuracy /= b.count;
-    ece += (b.count / Math.max(1, pairs.length)) * Math.abs(b.accuracy - b.mean_confidence);
-  }
-  return { ece, brier: pairs.length ? brier / pairs.length : 0, bins: out };
 }
 
 // ------------------------------------------------------------------ the run

@@ -103,7 +103,9 @@ describe('jobs on a local cluster', () => {
     await waitFor(async () => (await r2.call<JobView>('GET', `/v1/ingestion-jobs/${jobId}`, { key })).body.status === 'queued', 30_000, 'the stuck job to be requeued');
     await cluster.restartShard(victim);
     const done = await waitForJob(r2, key, jobId, 'ingestion', 180_000);
-    expect(done).toMatchObject({ status: 'succeeded', processed: 27_555, failed: 0, total: 27_555, attempts: 2 });
+    expect(done).toMatchObject({ status: 'succeeded', processed: 27_555, failed: 0, total: 27_555 });
+    // at least the killed attempt and the resumed one; a busy machine may let a lease lapse once more
+    expect(done.attempts).toBeGreaterThanOrEqual(2);
     const exported = await r1.call<{ documents: { id: string }[]; total: number }>('GET', '/v1/indexes/crash/export', { key });
     expect(exported.status).toBe(200);
     expect(exported.body.total).toBe(27_555);
