@@ -508,6 +508,7 @@ export const VectorDebug = named(
           exact_ms: Type.Number(),
         }),
       ),
+      provider: Type.Optional(Type.String({ description: 'fts_rerank on a node with an embeddings endpoint (SUGGEST_EMBEDDINGS_URL): `ok`, or `fallback: timeout|http|network|malformed|dimensions` when the built-in embedder answered.' })),
       parts: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'Each part\'s own report, when the index has several.' })),
     },
     { description: 'What the vector retrieval did (debug=true or benchmark=true).' },

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Fastify, { type FastifyError } from 'fastify';
 import type { SuggestDocument } from '../../node/runtime/document.js';
-import { loadCatalog, parseCatalogSources } from '../data/catalog.js';
+import { loadCatalogSpec } from '../data/catalog.js';
 import { FlexSearchPeer } from '../peers/flexsearch-peer.js';
 import { announceReady, autocompleteSuggestion, suggestBody, typeaheadSuggestion } from './suggest-body.js';
 
@@ -29,7 +29,7 @@ const { values } = parseArgs({
 });
 
 const started = performance.now();
-const docs: SuggestDocument[] = loadCatalog(parseCatalogSources(values.catalog));
+const docs: SuggestDocument[] = loadCatalogSpec(values.catalog);
 const engine = new FlexSearchPeer(Number(values['cache-size']));
 await engine.add(docs);
 const indexedMs = performance.now() - started;

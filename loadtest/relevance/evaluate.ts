@@ -1,10 +1,11 @@
-// Relevance evaluation on the Home Depot judged queries: the service (autocomplete fts_only and
-// typeahead, over HTTP) and three peer libraries (Orama, MiniSearch, FlexSearch, in-process),
+// Relevance evaluation on the Home Depot judged queries: the service (autocomplete in each mode
+// and typeahead, over HTTP) and three peer libraries (Orama, MiniSearch, FlexSearch, in-process),
 // each filled with the same 54,667 product titles and asked the same cases (whole query, 60%
 // typing prefix, real misspelling and its correction; see eval-set.ts). Prints a markdown table
 // and writes the JSON under loadtest/results/.
 //
-//   node dist/loadtest/relevance/evaluate.js [--engines orama,minisearch,flexsearch,service-autocomplete,service-typeahead]
+//   node dist/loadtest/relevance/evaluate.js [--engines orama,minisearch,flexsearch,service-autocomplete,service-typeahead,
+//        service-autocomplete-vector_only,service-autocomplete-hybrid,service-autocomplete-fts_rerank]
 //        [--target http://127.0.0.1:PORT (--admin-key KEY | --key KEY) | --spawn-single-node] [--index hd-relevance]
 //        [--queries 2000] [--misspelled N] [--seed 42] [--k 10] [--concurrency 8] [--out FILE]
 // See loadtest/README.md.
@@ -24,7 +25,16 @@ import { buildEvalSet, VARIANTS, type EvalCase, type Variant } from './eval-set.
 import { firstRelevantRank, scoreRanks, type RankedPosition, type RankingScore } from './metrics.js';
 import { ServiceEngine } from './service-engine.js';
 
-const ENGINES = ['service-autocomplete', 'service-typeahead', 'orama', 'minisearch', 'flexsearch'] as const;
+const ENGINES = [
+  'service-autocomplete',
+  'service-autocomplete-vector_only',
+  'service-autocomplete-hybrid',
+  'service-autocomplete-fts_rerank',
+  'service-typeahead',
+  'orama',
+  'minisearch',
+  'flexsearch',
+] as const;
 type EngineName = (typeof ENGINES)[number];
 
 const { values } = parseArgs({
@@ -117,14 +127,15 @@ async function serviceFor(docs: readonly TitledDocument[]): Promise<ServiceHandl
   return { baseUrl, key: values.key ?? usage('--target needs --admin-key (to load the products) or --key (already loaded)'), index: values.index };
 }
 
-function serviceContender(name: EngineName, route: 'autocomplete' | 'typeahead', service: () => Promise<ServiceHandle>, concurrency: number): Contender {
+function serviceContender(name: EngineName, route: 'autocomplete' | 'typeahead', service: () => Promise<ServiceHandle>, concurrency: number, mode = 'fts_only'): Contender {
   let engine: ServiceEngine | undefined;
   return {
     name,
     config: () => engine?.config ?? { route: `/v1/${route}` },
     async build(docs) {
       const s = await service();
-      engine = new ServiceEngine(name, s.baseUrl, s.key, s.index, route, docs);
+      engine = new ServiceEngine(name, s.baseUrl, s.key, s.index, route, docs, mode);
+      if (mode === 'vector_only' || mode === 'hybrid') await engine.waitForVectorGraphs();
     },
     search: (text, k) => engine!.search(text, k),
     concurrency,
@@ -204,6 +215,9 @@ async function main() {
   const concurrency = int(values.concurrency, 'concurrency')!;
   const make: Record<EngineName, () => Contender> = {
     'service-autocomplete': () => serviceContender('service-autocomplete', 'autocomplete', sharedService, concurrency),
+    'service-autocomplete-vector_only': () => serviceContender('service-autocomplete-vector_only', 'autocomplete', sharedService, concurrency, 'vector_only'),
+    'service-autocomplete-hybrid': () => serviceContender('service-autocomplete-hybrid', 'autocomplete', sharedService, concurrency, 'hybrid'),
+    'service-autocomplete-fts_rerank': () => serviceContender('service-autocomplete-fts_rerank', 'autocomplete', sharedService, concurrency, 'fts_rerank'),
     'service-typeahead': () => serviceContender('service-typeahead', 'typeahead', sharedService, concurrency),
     orama: () => peerContender('orama', () => new OramaPeer()),
     minisearch: () => peerContender('minisearch', () => new MiniSearchPeer()),

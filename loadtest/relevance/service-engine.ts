@@ -1,5 +1,5 @@
-// The service as a relevance engine, over HTTP like any client: autocomplete (`mode=fts_only`,
-// product suggestions) or typeahead (suggestions mined from the documents, which may be product
+// The service as a relevance engine, over HTTP like any client: autocomplete (product
+// suggestions, in any of its modes; `fts_only` unless told) or typeahead (suggestions mined from the documents, which may be product
 // titles or other completions).
 //
 // Mapping an answer back to products: a suggestion whose id is a product id stands for that
@@ -33,6 +33,7 @@ export class ServiceEngine {
     private readonly index: string,
     private readonly route: ServiceRoute,
     documents: readonly TitledDocument[],
+    private readonly mode = 'fts_only',
   ) {
     this.ids = new Set(documents.map((d) => d.id));
     for (const d of documents) {
@@ -44,12 +45,28 @@ export class ServiceEngine {
   }
 
   get config(): Record<string, unknown> {
-    return { route: `/v1/${this.route}`, params: this.route === 'autocomplete' ? { mode: 'fts_only' } : {}, base_url: this.baseUrl, index: this.index };
+    return { route: `/v1/${this.route}`, params: this.route === 'autocomplete' ? { mode: this.mode } : {}, base_url: this.baseUrl, index: this.index };
+  }
+
+  /**
+   * Waits until the index's ANN graphs are complete (the vector modes answer by exact scan until
+   * then, which is slower but not what a warm service returns).
+   */
+  async waitForVectorGraphs(timeoutMs = 600_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const params = new URLSearchParams({ query: 'a b', index: this.index, mode: 'vector_only', debug: 'true' });
+      const res = await fetch(`${this.baseUrl}/v1/autocomplete?${params}`, { headers: { 'x-api-key': this.key } });
+      const body = (await res.json()) as { debug?: { vector?: { graph?: { ready?: boolean } } } };
+      if (body.debug?.vector?.graph?.ready === true) return;
+      if (Date.now() > deadline) throw new Error('the vector graphs were not built in time');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
   }
 
   async search(text: string, limit: number): Promise<RankedPosition[]> {
     const params = new URLSearchParams({ query: text, index: this.index, limit: String(limit) });
-    if (this.route === 'autocomplete') params.set('mode', 'fts_only');
+    if (this.route === 'autocomplete') params.set('mode', this.mode);
     const path = `/v1/${this.route}?${params}`;
     const res = await fetch(this.baseUrl + path, { headers: { 'x-api-key': this.key } });
     const body = await res.text();

@@ -126,6 +126,8 @@ export interface VectorDebug {
   candidates: number;
   ms: number;
   benchmark?: VectorBenchmark;
+  /** fts_rerank with an embeddings endpoint: 'ok', or 'fallback: <reason>' when the built-in embedder answered */
+  provider?: string;
 }
 
 export interface AutocompleteResult extends SuggestResult<AutocompleteSuggestion> {

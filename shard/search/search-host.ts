@@ -15,9 +15,11 @@ import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { decodeEvent, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
-import { behaviorSettings, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
+import { behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
 import { docFields } from '../engine/doc-fields.js';
 import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
+import { embeddingProviderFromEnv, type EmbeddingProvider } from '../engine/embedding-provider.js';
+import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
@@ -36,6 +38,8 @@ export interface SearchHostOptions {
   pool?: SegmentPool | null;
   /** refresher settings (interval, in-place and pooled batch sizes) */
   refresh?: Omit<EngineRefresherOptions, 'pool' | 'log'>;
+  /** the node's embeddings endpoint for fts_rerank (default: from SUGGEST_EMBEDDINGS_*; null: none) */
+  embeddings?: EmbeddingProvider | null;
 }
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
@@ -76,10 +80,13 @@ export class SearchHost implements QueryHandler {
 
   private readonly refresher: EngineRefresher;
   private readonly pool: SegmentPool | null;
+  private readonly embeddings: EmbeddingProvider | null;
+  private readonly titleVectors = new VectorCache();
 
   constructor(private readonly opts: SearchHostOptions) {
     this.pool = opts.pool ?? null;
     this.refresher = new EngineRefresher({ ...opts.refresh, pool: this.pool, log: opts.log });
+    this.embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : opts.embeddings;
   }
 
   /** Engine options: with a pool, the refresher decides when and where buffered writes are built. */
@@ -132,11 +139,13 @@ export class SearchHost implements QueryHandler {
       }
       case 'autocomplete': {
         const req = autocompleteRequest(payload);
+        // behaviour ranking, when it applies, re-ranks the lexical pool itself and takes precedence
+        if (!learned && req.mode === 'fts_rerank' && this.embeddings !== null) return rerankWithProvider(engine, req, this.embeddings, this.titleVectors);
         if (!learned) return engine.autocomplete(req);
         // a wider lexical pool, so that behaviour can lift documents from below the cut (documents
         // chosen after the query are added even from outside it)
         const limit = req.limit ?? 10;
-        const result = engine.autocomplete({ ...req, limit: poolFor(limit) });
+        const result = engine.autocomplete({ ...req, limit: candidatePool(behavior, req.query, userId, limit, MAX_LIMIT) });
         const suggestions = rankAutocomplete(result.suggestions, visible(engine, req.ranking), { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
         return { ...result, suggestions };
       }
@@ -150,7 +159,7 @@ export class SearchHost implements QueryHandler {
           {
             typeahead: (r) => rankTypeahead(engine.typeahead(r), ctxFor(r.query), r.limit ?? 10),
             autocomplete: (r) => {
-              const result = engine.autocomplete({ ...r, limit: poolFor(r.limit ?? 10) });
+              const result = engine.autocomplete({ ...r, limit: candidatePool(behavior, r.query, userId, r.limit ?? 10, MAX_LIMIT) });
               const ranked = rankAutocomplete(result.suggestions, visible(engine, r.ranking), ctxFor(r.query), r.limit ?? 10, !r.filters);
               return { ...result, suggestions: ranked.map((s) => (s.metadata.behavior && s.metadata.behavior.boost <= 1 ? { ...s, metadata: { ...s.metadata, behavior: undefined } } : s)) };
             },
@@ -263,6 +272,8 @@ export class SearchHost implements QueryHandler {
     }
     const started = Date.now();
     let engine: SuggestEngine;
+    // even small parts load on the pool: on a busy machine an in-place build can hold the event
+    // loop long enough for the node's membership lease to lapse
     const pool = this.pool;
     if (pool !== null) {
       // tokenizing on the pool: the event loop only reads the stored bodies
@@ -329,9 +340,6 @@ export class SearchHost implements QueryHandler {
     renameSync(tmp, file);
   }
 }
-
-/** Lexical candidates behaviour ranking re-ranks for a list of `limit`. */
-const poolFor = (limit: number) => Math.min(MAX_LIMIT, 2 * limit + 10);
 
 /** The live documents that hide rules let through: what behaviour ranking may add to a list. */
 function visible(engine: SuggestEngine, ranking: AutocompleteRequest['ranking']): DocumentSource {
