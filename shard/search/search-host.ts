@@ -272,6 +272,8 @@ export class SearchHost implements QueryHandler {
     }
     const started = Date.now();
     let engine: SuggestEngine;
+    // even small parts load on the pool: on a busy machine an in-place build can hold the event
+    // loop long enough for the node's membership lease to lapse
     const pool = this.pool;
     if (pool !== null) {
       // tokenizing on the pool: the event loop only reads the stored bodies
