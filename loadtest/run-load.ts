@@ -5,7 +5,8 @@
 // ratios target/baseline; writes everything to a JSON file under loadtest/results/.
 //
 //   node dist/loadtest/run-load.js --workload loadtest/workloads/typeahead-keystrokes.json
-//        (--target http://127.0.0.1:PORT --key KEY | --target spawn:fastify-flexsearch | --spawn-single-node)
+//        (--target http://127.0.0.1:PORT --key KEY | --target spawn:fastify-flexsearch | --spawn-single-node | --spawn-cluster)
+//        [--parts N]   (index parts; --spawn-cluster defaults to 3)
 //        [--index products] [--baseline bare-uws,fastify-flexsearch] [--out loadtest/results/x.json]
 //        [--duration S] [--warmup S] [--rounds N] [--connections N]
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
@@ -29,6 +30,8 @@ const { values } = parseArgs({
     workload: { type: 'string' },
     target: { type: 'string' },
     'spawn-single-node': { type: 'boolean', default: false },
+    'spawn-cluster': { type: 'boolean', default: false },
+    parts: { type: 'string' },
     key: { type: 'string' },
     index: { type: 'string', default: 'products' },
     baseline: { type: 'string' },
@@ -59,8 +62,8 @@ interface Server {
   /** how it was started: a URL given, a spawned baseline, a spawned single node */
   origin: string;
   info?: Record<string, unknown>;
-  /** the server's process when this invocation started it (for its CPU time per request) */
-  pid?: number;
+  /** the server's processes when this invocation started them (for their CPU time per request) */
+  pids?: number[];
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -93,15 +96,30 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
   const catalog = () => loadCatalogSpec(values.catalog);
   // searchable once the first word of a loaded title finds something
   const probeFor = (docs: { title: string }[]) => requestPath(w, docs[0]?.title.split(' ')[0] ?? 'a', index);
+  const parts = values.parts === undefined ? undefined : Number(values.parts);
+  if (parts !== undefined && (!Number.isInteger(parts) || parts < 1)) usage('--parts must be a positive integer');
+  if (values['spawn-cluster']) {
+    // etcd, 3 shard nodes and one router (the load generator talks to one address)
+    const { startLocalCluster } = await import('../node/runtime/process-harness.js');
+    log('starting a local cluster (3 shard nodes, 1 router)');
+    const cluster = await startLocalCluster({ shards: 3, routers: 1, echo: values.echo });
+    cleanups.push(() => cluster.stop());
+    const baseUrl = cluster.routerUrls[0]!;
+    const docs = catalog();
+    const p = await provisionIndex({ baseUrl, adminKey: cluster.adminKey, tenantId: 'loadtest', indexId: index, docs, parts: parts ?? 3, log });
+    await waitSearchable(baseUrl, p.publicKey, probeFor(docs));
+    const pids = [...cluster.routers, ...cluster.shards].map((s) => s.child.pid).filter((x): x is number => x !== undefined);
+    return { role: 'target', name: `suggest-cluster-${parts ?? 3}-parts`, url: baseUrl, key: p.publicKey, origin: 'spawned local cluster (3 shard nodes, 1 router)', pids, info: { documents: p.documents, parts: parts ?? 3, ingest_ms: Math.round(p.ingestMs) } };
+  }
   if (values['spawn-single-node']) {
     const { startSingleNode } = await import('../node/runtime/process-harness.js');
     log('starting a single node');
     const node = await startSingleNode({ echo: values.echo });
     cleanups.push(() => node.stop());
     const docs = catalog();
-    const p = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'loadtest', indexId: index, docs, log });
+    const p = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'loadtest', indexId: index, docs, ...(parts !== undefined ? { parts } : {}), log });
     await waitSearchable(node.baseUrl, p.publicKey, probeFor(docs));
-    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pid: node.process.child.pid, info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
+    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pids: pidsOf(node.process.child.pid), info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
   }
   const target = values.target ?? usage('give --target URL, --target spawn:NAME or --spawn-single-node');
   if (target.startsWith('spawn:')) {
@@ -109,7 +127,7 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     const key = values.key ?? 'loadtest-key';
     const s = await spawnBaseline(name, ['--index', index, '--key', key, '--catalog', values.catalog]);
     cleanups.push(() => s.stop());
-    return { role: 'target', name, url: s.url, key, origin: 'spawned baseline', pid: s.pid, info: s.ready };
+    return { role: 'target', name, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready };
   }
   if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(target)) usage('--target must be a loopback URL such as http://127.0.0.1:8080');
   const baseUrl = target.replace(/\/$/, '');
@@ -121,6 +139,20 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     return { role: 'target', name: 'suggest', url: baseUrl, key: p.publicKey, origin: 'given URL, provisioned', info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
   }
   return { role: 'target', name: 'suggest', url: baseUrl, key: values.key ?? usage('--target URL needs --key'), origin: 'given URL' };
+}
+
+const pidsOf = (pid: number | undefined): number[] | undefined => (pid === undefined ? undefined : [pid]);
+
+/** CPU seconds of all of a server's processes, or null when one cannot be read. */
+function cpuOf(pids: number[] | undefined): number | null {
+  if (pids === undefined || pids.length === 0) return null;
+  let sum = 0;
+  for (const pid of pids) {
+    const c = processCpuSeconds(pid);
+    if (c === null) return null;
+    sum += c;
+  }
+  return sum;
 }
 
 /**
@@ -211,7 +243,7 @@ async function main() {
     log(`starting baseline ${b}`);
     const s = await spawnBaseline(b, ['--index', index, '--key', key, '--catalog', values.catalog]);
     cleanups.push(() => s.stop());
-    servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', pid: s.pid, info: s.ready });
+    servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready });
   }
   const target = await setUpTarget(w, index);
   servers.push(target);
@@ -251,9 +283,9 @@ async function main() {
   const stride = Math.floor(paths.length / (w.rounds + 1));
   for (let r = 0; r < w.rounds; r++) {
     for (const s of servers) {
-      const cpu0 = processCpuSeconds(s.pid);
+      const cpu0 = cpuOf(s.pids);
       const res = await runRound(runOpts(s, (r + 1) * stride, w.duration_s));
-      const cpu1 = processCpuSeconds(s.pid);
+      const cpu1 = cpuOf(s.pids);
       const t = totals.get(s)!;
       const { stats, ...rest } = res;
       const cpu = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;

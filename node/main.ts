@@ -88,9 +88,11 @@ async function main(): Promise<void> {
       // clusters replicate writes to followers and move partitions between nodes
       ...(handoffPeers ? { handoff: { coordinator, peers: handoffPeers } } : {}),
     });
-    // segment builds, merges and first loads run here, off the event loop (closed after the node)
-    const segmentPool = new SegmentPool({ threads: Number(process.env.SUGGEST_SEGMENT_THREADS ?? 2) || 2 });
-    closers.unshift(() => segmentPool.close());
+    // segment builds, merges and first loads run here, off the event loop (closed after the node);
+    // SUGGEST_SEGMENT_THREADS=0 builds everything on the event loop instead
+    const segmentThreads = Number(process.env.SUGGEST_SEGMENT_THREADS ?? 2);
+    const segmentPool = Number.isInteger(segmentThreads) && segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads }) : null;
+    if (segmentPool) closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
     const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool });
     shardNode.setQueryHandler(search);

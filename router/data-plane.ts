@@ -13,6 +13,8 @@ import { partOf, partitionOf } from '../node/runtime/hash.js';
 import { IndexId, PhysicalIndexId, type NodeId, type TenantId } from '../node/runtime/ids.js';
 import type { Logger } from '../node/runtime/log.js';
 import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
+import { Gauge } from 'prom-client';
+import { metrics } from '../node/runtime/metrics.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { TtlCache } from './ttl-cache.js';
 
@@ -59,6 +61,48 @@ const key = (tenant: string, id: string) => `${tenant}\0${id}`;
 export const WRONG_OWNER_BUDGET_MS = 5_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Data planes of this process (tests run several routers in one), read by the placement gauges. */
+const planes = new Set<DataPlane>();
+
+/** Placement series on the process registry, registered once: what an SRE watches while the cluster grows. */
+function registerPlacementGauges(): void {
+  const registry = metrics.registry;
+  if (registry.getSingleMetric('suggest_placement_epoch')) return;
+  const latest = () => [...planes].map((d) => d.currentPlacement).reduce<PlacementTable | undefined>((a, t) => (t && (!a || t.epoch > a.epoch) ? t : a), undefined);
+  new Gauge({
+    name: 'suggest_placement_epoch',
+    help: 'Epoch of the placement table this router routes with.',
+    registers: [registry],
+    collect() {
+      this.set(latest()?.epoch ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'suggest_placement_moves_in_progress',
+    help: 'Partition moves (copy, catch-up, ownership switch) in the placement table.',
+    registers: [registry],
+    collect() {
+      this.set(latest()?.moves?.length ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'suggest_router_shard_retries',
+    help: 'Shard calls this router retried since start, by reason (wrong_owner: placement moved; unavailable: a follower was promoted).',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      let wrongOwner = 0;
+      let unavailable = 0;
+      for (const d of planes) {
+        wrongOwner += d.retries.wrongOwner;
+        unavailable += d.retries.unavailable;
+      }
+      this.set({ reason: 'wrong_owner' }, wrongOwner);
+      this.set({ reason: 'unavailable' }, unavailable);
+    },
+  });
+}
+
 export class DataPlane {
   private placement: PlacementTable | undefined;
   private liveShards = new Set<string>();
@@ -85,6 +129,8 @@ export class DataPlane {
   ) {}
 
   async start(): Promise<void> {
+    registerPlacementGauges();
+    planes.add(this);
     this.unsubscribers.push(await this.coordinator.watchPlacement((t) => this.onPlacement(t)));
     this.unsubscribers.push(await this.coordinator.watchMembers((m) => this.onMembers(m)));
     const [table, members] = await Promise.all([this.coordinator.getPlacement(), this.coordinator.listMembers()]);
@@ -93,6 +139,7 @@ export class DataPlane {
   }
 
   stop(): void {
+    planes.delete(this);
     for (const u of this.unsubscribers.splice(0)) u();
   }
 

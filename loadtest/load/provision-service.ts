@@ -14,6 +14,8 @@ export interface ProvisionOptions {
   docs: readonly SuggestDocument[];
   plan?: 'free' | 'pro' | 'enterprise';
   batchSize?: number;
+  /** index parts (default: the service's default, 1) */
+  parts?: number;
   log?: (line: string) => void;
 }
 
@@ -68,7 +70,7 @@ export async function provisionIndex(opts: ProvisionOptions): Promise<Provisione
   };
   const privateKey = await key('private');
   const publicKey = await key('public');
-  await call(baseUrl, 'create index', 'POST', '/v1/indexes', privateKey, { index_id: indexId, name: indexId }, [200, 201, 409]);
+  await call(baseUrl, 'create index', 'POST', '/v1/indexes', privateKey, { index_id: indexId, name: indexId, ...(opts.parts !== undefined ? { parts: opts.parts } : {}) }, [200, 201, 409]);
 
   const t0 = performance.now();
   for (let i = 0; i < opts.docs.length; i += batch) {

@@ -26,6 +26,7 @@ import { loadBestBuyProducts, loadBestBuyQueryEvents } from '../data/bestbuy.js'
 import { REPO_ROOT } from '../data/data-files.js';
 import { loadHomeDepot, type JudgedQuery } from '../data/homedepot.js';
 import { SeededRandom } from '../data/seeded-random.js';
+import { summarize, type LatencySummary } from '../load/latency-stats.js';
 import { provisionIndex, ServiceError, waitSearchable } from '../load/provision-service.js';
 import { typingPrefix } from './eval-set.js';
 import { firstRelevantRank, scoreRanks, type RankingScore } from './metrics.js';
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '7' },
     k: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '3' },
     'skip-homedepot': { type: 'boolean', default: false },
     'skip-bestbuy': { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -153,17 +155,21 @@ async function homeDepot(baseUrl: string, adminKey: string, seed: number, querie
 
   const measure = async (phase: string) => {
     const ranks = new Array<number>(cases.length);
+    const latencies = new Float64Array(cases.length);
     const t0 = performance.now();
     await forEachConcurrent(cases, async (c, i) => {
-      ranks[i] = firstRelevantRank(await engine.search(c.text, K), c.perfect, K);
+      const q0 = performance.now();
+      const ranked = await engine.search(c.text, K);
+      latencies[i] = performance.now() - q0;
+      ranks[i] = firstRelevantRank(ranked, c.perfect, K);
     });
     log(`home depot ${phase}: ${cases.length} searches in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const out: Record<string, RankingScore> = {};
     for (const h of ['A', 'B'] as const) for (const v of ['full', 'prefix60'] as const) out[`${h}/${v}`] = scoreRanks(cases.flatMap((c, i) => (c.half === h && c.variant === v ? [ranks[i]!] : [])));
-    return out;
+    return { scores: out, latency: summarize(latencies) };
   };
 
-  const before = await measure('before');
+  const beforeRun = await measure('before');
   const events: ClickEvent[] = [];
   let session = 0;
   chosen.forEach((q: JudgedQuery, i) => {
@@ -173,16 +179,61 @@ async function homeDepot(baseUrl: string, adminKey: string, seed: number, querie
   const shuffled = new SeededRandom(seed + 1).shuffled(events);
   const sent = await replay(baseUrl, p.publicKey, shuffled);
   log(`home depot: replayed ${sent.sent} clicks (${sent.accepted} accepted) in ${(sent.ms / 1000).toFixed(1)} s`);
-  const after = await measure('after');
+  const afterRun = await measure('after');
+  const cost = await rankingCost(baseUrl, p.privateKey, p.publicKey, index, cases.map((c) => c.text));
   return {
     documents: docs.length,
     queries: chosen.length,
     half_a_queries: chosen.filter((_, i) => half(i) === 'A').length,
     clicks: sent,
     click_rule: 'round(2 * (mean relevance - 2)) sessions per judged product of a half-A query',
-    before,
-    after,
+    before: beforeRun.scores,
+    after: afterRun.scores,
+    latency: { before: beforeRun.latency, after: afterRun.latency } as { before: LatencySummary; after: LatencySummary },
+    ranking_cost: cost,
   };
+}
+
+/**
+ * What behaviour ranking costs: the same cases on the same index (events replayed), with the
+ * index schema's `events.enabled` off (baseline) and on, in alternating rounds, cache bypassed.
+ */
+async function rankingCost(baseUrl: string, privateKey: string, publicKey: string, index: string, texts: string[]) {
+  const rounds = int(values.rounds, 'rounds');
+  const setEnabled = async (enabled: boolean) => {
+    const res = await fetch(`${baseUrl}/v1/indexes/${index}/schema`, { method: 'PUT', headers: { 'x-api-key': privateKey, 'content-type': 'application/json' }, body: JSON.stringify({ events: { enabled } }) });
+    if (res.status !== 200) throw new ServiceError('PUT schema', res.status, await res.text());
+  };
+  const round = async () => {
+    const latencies = new Float64Array(texts.length);
+    await forEachConcurrent(texts, async (text, i) => {
+      const q0 = performance.now();
+      const res = await fetch(`${baseUrl}/v1/autocomplete?${new URLSearchParams({ query: text, index, limit: String(K), mode: 'fts_only', bypass_cache: 'true' })}`, { headers: { 'x-api-key': publicKey } });
+      await res.text();
+      latencies[i] = performance.now() - q0;
+    });
+    return latencies;
+  };
+  const off: Float64Array[] = [];
+  const on: Float64Array[] = [];
+  for (let r = 0; r < rounds; r++) {
+    await setEnabled(false);
+    off.push(await round());
+    await setEnabled(true);
+    on.push(await round());
+    log(`ranking cost round ${r + 1}/${rounds} done`);
+  }
+  const join = (xs: Float64Array[]) => {
+    const out = new Float64Array(xs.reduce((n, x) => n + x.length, 0));
+    let o = 0;
+    for (const x of xs) {
+      out.set(x, o);
+      o += x.length;
+    }
+    return out;
+  };
+  await fetch(`${baseUrl}/v1/indexes/${index}/schema`, { method: 'PUT', headers: { 'x-api-key': privateKey, 'content-type': 'application/json' }, body: '{}' });
+  return { rounds, cases_per_round: texts.length, off: summarize(join(off)), on: summarize(join(on)) };
 }
 
 // ---------------------------------------------------------------- Best Buy
@@ -300,7 +351,14 @@ async function main() {
         lines.push(`| ${h}${h === 'B' ? ' (held out)' : ' (replayed)'} | ${v} | ${pct(b.success_at_k)} | ${pct(a.success_at_k)} | ${num(b.mrr)} | ${num(a.mrr)} |`);
       }
     }
-    lines.push('');
+    const c = hd.ranking_cost;
+    lines.push(
+      '',
+      `Cost of behaviour ranking: the ${c.cases_per_round} cases on the replayed index, schema events.enabled off then on, ${c.rounds} alternating rounds each, ` +
+        `cache bypassed, concurrency ${CONCURRENCY}, HTTP round trip: p50 ${num(c.off.p50_ms)} -> ${num(c.on.p50_ms)} ms (x${(c.on.p50_ms / c.off.p50_ms).toFixed(2)}), ` +
+        `p99 ${num(c.off.p99_ms)} -> ${num(c.on.p99_ms)} ms (x${(c.on.p99_ms / c.off.p99_ms).toFixed(2)})`,
+      '',
+    );
   }
   if (bb) {
     lines.push(

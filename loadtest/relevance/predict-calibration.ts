@@ -41,6 +41,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     echo: { type: 'boolean', default: false },
     dump: { type: 'boolean', default: false },
+    'platt-primary': { type: 'boolean', default: false },
   },
 });
 
@@ -183,11 +184,30 @@ async function main(): Promise<void> {
 
   const fitSet = samples.filter((s) => caseSplit[s.caseId] === 'fit');
   const checkSet = samples.filter((s) => caseSplit[s.caseId] === 'check');
-  const w = fitLogistic(
+  let w = fitLogistic(
     fitSet.map((s) => row(s.features)),
     fitSet.map((s) => (s.right ? 1 : 0)),
     l2,
   );
+  if (values['platt-primary']) {
+    // the primary is the maximum over candidates, so it is a little luckier than a candidate of
+    // the same log-odds; a Platt step (a * z + b) fitted on the fitted half's primaries rescales
+    // the whole model, keeping its order
+    const zOf = (f: Features) => row(f).reduce((z, x, j) => z + x * w[j]!, 0);
+    const best = new Map<number, { z: number; y: boolean }>();
+    for (const s of fitSet) {
+      const z = zOf(s.features);
+      const b = best.get(s.caseId);
+      if (!b || z > b.z) best.set(s.caseId, { z, y: s.right });
+    }
+    const [b, a] = fitLogistic(
+      [...best.values()].map((x) => [1, x.z]),
+      [...best.values()].map((x) => (x.y ? 1 : 0)),
+      1e-6,
+    );
+    log(`Platt step on ${best.size} primaries: a ${a!.toFixed(3)}, b ${b!.toFixed(3)}`);
+    w = w.map((v, j) => a! * v + (j === 0 ? b! : 0));
+  }
   const weights: Record<string, number> = { bias: round(w[0]!) };
   FEATURES.forEach((n, j) => (weights[n] = round(w[j + 1]!)));
   const predictOf = (f: Features) => sigmoid(row(f).reduce((z, x, j) => z + x * w[j]!, 0));

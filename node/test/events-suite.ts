@@ -72,6 +72,14 @@ export function registerEventsSuite(name: string, target: () => SuiteTarget, opt
       expect(at).toBeGreaterThanOrEqual(0);
       expect(at).toBeLessThan(5);
       expect(prefix.body.suggestions[at]!.metadata!.behavior!.query).toBeGreaterThan(0);
+      // predict ranks on the same evidence and says so
+      const predicted = await api.call<{ debug: { candidates: { key: string; reason_codes: string[] }[] } }>('POST', '/v1/predict', {
+        key: pub,
+        body: { index, query: 'headphones', include: { debug: true } },
+      });
+      expect(predicted.status).toBe(200);
+      const candidate = predicted.body.debug.candidates.find((c) => c.key === `d:${target.id}`);
+      expect(candidate?.reason_codes).toContain('behavioral_boost');
     });
 
     it('spreads a batch over the parts holding its documents and reports unknown ones', async () => {

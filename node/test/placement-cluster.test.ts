@@ -19,8 +19,8 @@ interface ClusterView {
   moves: { partition: number; to: string }[];
 }
 
-// short enough to keep the test quick, long enough that a loaded machine does not lose leases
-const TTL_SECONDS = 6;
+// the default lease TTL: shorter ones (3 s, 6 s) were lost under a loaded machine, taking nodes down
+const TTL_SECONDS = 10;
 let cluster: LocalCluster;
 let api: ApiClient;
 let key: string;
@@ -79,6 +79,10 @@ describe('cluster placement', () => {
     const spec = (await api.call<string>('GET', '/openapi.yaml')).body;
     expect(spec).toContain('/v1/admin/cluster');
     expect(spec).toContain('ClusterView');
+    const scrape = (await api.call<string>('GET', '/metrics')).body;
+    expect(scrape).toMatch(new RegExp(`^suggest_placement_epoch ${v.epoch}$`, 'm'));
+    expect(scrape).toMatch(/^suggest_placement_moves_in_progress 0$/m);
+    expect(scrape).toMatch(/^suggest_router_shard_retries\{reason="wrong_owner"\} \d+$/m);
   });
 
   it('adds a 4th shard node under write load with zero errors; every acknowledged document is readable', async () => {

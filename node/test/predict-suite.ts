@@ -117,6 +117,22 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
       expect(seen.size).toBe(6);
     });
 
+    it('publishes its defaults, bounds, types and statuses in the OpenAPI document', async () => {
+      type Schema = { properties: Record<string, { default?: unknown; minimum?: number; maximum?: number; properties?: Record<string, { default?: unknown }>; items?: unknown }>; required?: string[] };
+      const doc = (await api.call<{ paths: Record<string, Record<string, { responses: Record<string, unknown>; description: string }>>; components: { schemas: Record<string, Schema> } }>('GET', '/.well-known/openapi.json')).body;
+      const req = doc.components.schemas['PredictRequest']!;
+      expect(req.required).toEqual(['query']);
+      expect(req.properties['limit']).toMatchObject({ default: 5, minimum: 0, maximum: 20 });
+      expect(req.properties['index']).toMatchObject({ default: 'default' });
+      expect(req.properties['include']!.properties).toMatchObject({ alternatives: { default: true }, supporting_suggestions: { default: true }, debug: { default: false } });
+      expect(JSON.stringify(req.properties['allowed_types']!.items)).toContain('workflow');
+      expect(Object.keys(req.properties['context']!.properties!).sort()).toEqual(['device', 'locale', 'page_type', 'surface']);
+      const op = doc.paths['/v1/predict']!['post']!;
+      for (const status of ['200', '401', '403', '404', '409', '422']) expect(Object.keys(op.responses), status).toContain(status);
+      expect(op.description).toContain('predict_disabled');
+      expect(JSON.stringify(doc.components.schemas['PredictResponse'])).toContain('behavioral_boost');
+    });
+
     it('maps each type to its action: destination, intent, product, category, content, workflow', async () => {
       const brand = await predict({ index, query: 'samsung', allowed_types: ['destination'] });
       expect(brand.body.prediction).toMatchObject({ type: 'destination', label: 'Samsung', action: { kind: 'navigate', method: 'GET', target: '/brands/samsung' }, entity: { object: 'brand' } });

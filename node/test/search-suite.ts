@@ -64,7 +64,10 @@ export function registerSearchSuite(name: string, target: () => SuiteTarget, opt
         const r = await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } });
         expect(r.status).toBe(200);
       }
-    }, 120_000);
+      // the first query of each part builds its engine; on a loaded machine that can outlast one
+      // shard call's deadline (503), so the assertions start once every part answers
+      await waitFor(async () => (await api.call('GET', `/v1/typeahead?index=${index}&query=zzz&bypass_cache=true`, { key: pub })).status === 200, 90_000, 'engines built');
+    }, 180_000);
 
     it('completes a brand prefix and a multi-word prefix with the fixed response shape', async () => {
       const r = await q(`/v1/typeahead?index=${index}&query=sams`);

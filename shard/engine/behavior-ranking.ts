@@ -90,6 +90,19 @@ function conceptAffinity(shares: ReadonlyMap<ConceptKey, number>, concepts: read
   return Math.min(1, (brand + category) / 2);
 }
 
+/**
+ * Lexical candidates to re-rank for a list of `limit`: a wider pool only when the query (or the
+ * queries it continues into) led somewhere or the user has a history, the evidence that can lift
+ * a document from below the cut; otherwise popularity re-orders the list itself.
+ */
+export function candidatePool(model: BehaviorModel, query: string, userId: string | undefined, limit: number, max: number): number {
+  if (userId !== undefined && model.hasUser(userId)) return Math.min(max, 2 * limit + 10);
+  const q = analyzeQuery(query);
+  const key = q.words.map((w) => w.term).join(' ');
+  const prefix = !q.lastWordComplete && key.length >= MIN_EXPANSION_CHARS;
+  return model.relatedQueries(key, prefix, 1).length > 0 ? Math.min(max, 2 * limit + 10) : limit;
+}
+
 /** Per-query state shared by every candidate of one request. */
 class QueryEvidence {
   readonly docs: Map<string, number>;

@@ -26,6 +26,12 @@ const EPOCH_MS = Date.UTC(2024, 0, 1);
 export const MAX_QUERY_CHARS = 100;
 /** distinct (session, document, type) keys remembered for de-duplication, per part */
 const MAX_SEEN_KEYS = 2_000_000;
+/**
+ * Distinct queries tracked per part (mining, query -> document, query -> concept). Past it, a
+ * new query still counts for document popularity and users but is not learned as a query: a
+ * stream of random queries cannot grow memory without bound.
+ */
+export const MAX_QUERIES = 200_000;
 
 /** A concept key: `brand:<lower-case brand>` or `category:<lower-case category>`. */
 export type ConceptKey = string;
@@ -91,7 +97,10 @@ export class BehaviorModel {
    * @param conceptsOf the brand and category concepts of a live document (null when the part
    *   does not hold it); asked once per document, the answer is kept
    */
-  constructor(private readonly conceptsOf: (docId: string) => ConceptKey[] | null) {}
+  constructor(
+    private readonly conceptsOf: (docId: string) => ConceptKey[] | null,
+    private readonly maxQueries = MAX_QUERIES,
+  ) {}
 
   get events(): number {
     return this.eventCount;
@@ -118,7 +127,7 @@ export class BehaviorModel {
     if (fresh) add(this.docPop, e.doc_id, w);
 
     const qk = queryKey(e.query);
-    if (qk) {
+    if (qk && (this.mined.has(qk) || this.mined.size < this.maxQueries)) {
       if (fresh) {
         addNested(this.queryDoc, qk, e.doc_id, w);
         add(this.queryTotal, qk, w);
@@ -217,6 +226,11 @@ export class BehaviorModel {
       if (m) for (const [c, w] of m) add(out, c, w / total);
     }
     return out;
+  }
+
+  /** Whether the user has chosen anything yet. */
+  hasUser(userId: string): boolean {
+    return this.userDoc.has(userId);
   }
 
   /** A user's affinity: decayed weight per document, concept shares, and the decayed total. */

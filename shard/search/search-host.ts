@@ -15,7 +15,7 @@ import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { decodeEvent, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
-import { behaviorSettings, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
+import { behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
 import { docFields } from '../engine/doc-fields.js';
 import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
 import { embeddingProviderFromEnv, type EmbeddingProvider } from '../engine/embedding-provider.js';
@@ -145,7 +145,7 @@ export class SearchHost implements QueryHandler {
         // a wider lexical pool, so that behaviour can lift documents from below the cut (documents
         // chosen after the query are added even from outside it)
         const limit = req.limit ?? 10;
-        const result = engine.autocomplete({ ...req, limit: poolFor(limit) });
+        const result = engine.autocomplete({ ...req, limit: candidatePool(behavior, req.query, userId, limit, MAX_LIMIT) });
         const suggestions = rankAutocomplete(result.suggestions, visible(engine, req.ranking), { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
         return { ...result, suggestions };
       }
@@ -159,7 +159,7 @@ export class SearchHost implements QueryHandler {
           {
             typeahead: (r) => rankTypeahead(engine.typeahead(r), ctxFor(r.query), r.limit ?? 10),
             autocomplete: (r) => {
-              const result = engine.autocomplete({ ...r, limit: poolFor(r.limit ?? 10) });
+              const result = engine.autocomplete({ ...r, limit: candidatePool(behavior, r.query, userId, r.limit ?? 10, MAX_LIMIT) });
               const ranked = rankAutocomplete(result.suggestions, visible(engine, r.ranking), ctxFor(r.query), r.limit ?? 10, !r.filters);
               return { ...result, suggestions: ranked.map((s) => (s.metadata.behavior && s.metadata.behavior.boost <= 1 ? { ...s, metadata: { ...s.metadata, behavior: undefined } } : s)) };
             },
@@ -272,6 +272,8 @@ export class SearchHost implements QueryHandler {
     }
     const started = Date.now();
     let engine: SuggestEngine;
+    // even small parts load on the pool: on a busy machine an in-place build can hold the event
+    // loop long enough for the node's membership lease to lapse
     const pool = this.pool;
     if (pool !== null) {
       // tokenizing on the pool: the event loop only reads the stored bodies
@@ -338,9 +340,6 @@ export class SearchHost implements QueryHandler {
     renameSync(tmp, file);
   }
 }
-
-/** Lexical candidates behaviour ranking re-ranks for a list of `limit`. */
-const poolFor = (limit: number) => Math.min(MAX_LIMIT, 2 * limit + 10);
 
 /** The live documents that hide rules let through: what behaviour ranking may add to a list. */
 function visible(engine: SuggestEngine, ranking: AutocompleteRequest['ranking']): DocumentSource {

@@ -32,6 +32,8 @@ export class SegmentPool {
   constructor(options: SegmentPoolOptions = {}) {
     const threads = Math.max(1, options.threads ?? 2);
     this.pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000 });
+    // load the engine's modules on a thread now, not when the first real build is waited for
+    this.pool.run({ kind: 'documents', documents: [], minSupport: 2 }).catch(() => undefined);
   }
 
   /** A segment of `documents` (in order: a later copy of an id wins, as in the engine). */

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EngagementEvent } from '../../../node/runtime/engagement-event.js';
 import { BehaviorModel, HALF_LIFE_MS, conceptKeys, queryKey } from '../behavior.js';
-import { DEFAULT_BEHAVIOR_SETTINGS, behaviorSettings, rankAutocomplete, rankTypeahead } from '../behavior-ranking.js';
+import { DEFAULT_BEHAVIOR_SETTINGS, behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead } from '../behavior-ranking.js';
 import { SuggestEngine } from '../engine.js';
 
 const NOW = Date.UTC(2026, 10, 23);
@@ -64,6 +64,15 @@ describe('BehaviorModel', () => {
     ]);
     expect(m.minedCompletions('drill b', 4, 10)).toEqual([]);
     expect(m.minedCompletions('saw', 1, 10)).toEqual([]);
+  });
+
+  it('stops learning new queries past its cap, and keeps counting the known ones', () => {
+    const m = new BehaviorModel(() => [], 2);
+    m.apply([ev('d1', { query: 'one' }), ev('d1', { query: 'two' }), ev('d1', { query: 'three' }), ev('d1', { query: 'one' })]);
+    expect(m.stats().queries).toBe(2);
+    expect(m.minedCompletions('one', 1, 10)[0]!.count).toBe(2);
+    expect(m.relatedQueries('three', false)).toEqual([]);
+    expect(m.popularity('d1', NOW)).toBeCloseTo(4, 6);
   });
 
   it('keeps user affinity for documents and concepts', () => {
@@ -127,6 +136,18 @@ describe('behaviour ranking', () => {
     expect(rankAutocomplete(pool, engine, { model: m, query: 'drill' }, 10, false).map((s) => s.id)).not.toContain('d5');
   });
 
+  it('never adds a document that a hide rule keeps out', () => {
+    const m = withEngine();
+    m.apply(Array.from({ length: 3 }, (_, i) => ev('d5', { query: 'drill', session_id: `s${i}`, ts: Date.now() })));
+    const ranking = { rules: [{ id: 'no-hose', action: 'hide' as const, target: { ids: ['d5'] } }] };
+    expect(engine.hiddenBy(ranking, 'd5')).toBe(true);
+    expect(engine.hiddenBy(ranking, 'd1')).toBe(false);
+    expect(engine.hiddenBy(null, 'd5')).toBe(false);
+    const visible = { get: (id: string) => (engine.hiddenBy(ranking, id) ? null : engine.get(id)) };
+    const pool = engine.autocomplete({ query: 'drill', limit: 50, ranking }).suggestions;
+    expect(rankAutocomplete(pool, visible, { model: m, query: 'drill' }, 10, true).map((s) => s.id)).not.toContain('d5');
+  });
+
   it('follows the graph: a query that led to a brand lifts that brand\'s other documents', () => {
     const m = withEngine();
     m.apply(Array.from({ length: 5 }, (_, i) => ev('d4', { query: 'drill', session_id: `s${i}`, ts: Date.now() })));
@@ -162,6 +183,17 @@ describe('behaviour ranking', () => {
     const excluded = rankTypeahead(base, { model: m, query: 'drill d', settings: behaviorSettings({ excluded_queries: ['Drill Driver Combo'] }) }, 10);
     expect(excluded.suggestions.map((s) => s.id)).not.toContain('q:drill driver combo');
     expect(rankTypeahead(base, { model: m, query: 'drill d', settings: DEFAULT_BEHAVIOR_SETTINGS }, 1).suggestions).toHaveLength(1);
+  });
+
+  it('widens the candidate pool only when the query or the user has evidence', () => {
+    const m = withEngine();
+    m.apply([ev('d1', { query: 'cordless drill' }), ev('d3', { user_id: 'u' })]);
+    expect(candidatePool(m, 'garden', undefined, 10, 50)).toBe(10);
+    expect(candidatePool(m, 'cordless drill', undefined, 10, 50)).toBe(30);
+    expect(candidatePool(m, 'cordl', undefined, 10, 50)).toBe(30);
+    expect(candidatePool(m, 'garden', 'u', 10, 50)).toBe(30);
+    expect(candidatePool(m, 'garden', 'nobody', 10, 50)).toBe(10);
+    expect(candidatePool(m, 'cordless drill', undefined, 25, 50)).toBe(50);
   });
 
   it('reads settings defensively', () => {

@@ -128,8 +128,8 @@ describe('search host with the pool', () => {
   const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
 
   it('loads on the pool, answers a query in the middle of a bulk load with every acknowledged write, and keeps the loop running', async () => {
-    await upsert(catalog(500));
-    expect((await typeahead('samsung')).suggestions.length).toBeGreaterThan(0); // first load, on the pool
+    await upsert(catalog(5500));
+    expect((await typeahead('samsung')).suggestions.length).toBeGreaterThan(0); // first load of a part this large: on the pool
     // a bulk write far above the in-place limit, then a query at once
     const bulk = catalog(6000, 'b').map((d, i) => ({ ...d, title: i === 5999 ? 'Quokka Espresso Machine' : d.title }));
     await upsert(bulk);
@@ -151,7 +151,7 @@ describe('search host with the pool', () => {
     const deadline = Date.now() + 2000;
     while (stats().pending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     expect(stats().pending).toBe(0);
-    expect(stats().documents).toBe(6501);
+    expect(stats().documents).toBe(11501);
     expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
   });
 
