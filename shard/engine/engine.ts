@@ -110,6 +110,9 @@ const RERANK_WEIGHT = 0.3;
  * weights chosen on the Home Depot judged queries (loadtest/relevance).
  */
 const HYBRID_LEX_WEIGHT = 0.8;
+/** Vector candidates of hybrid, and the graph candidate list they are searched with. */
+const HYBRID_VECTOR_POOL = 20;
+const HYBRID_EF = 64;
 const HYBRID_LEX_HALF = 8;
 
 export const MAX_LIMIT = 50;
@@ -328,7 +331,11 @@ export class SuggestEngine {
     const vectorStarted = performance.now();
     let vs: VectorSearchResult | null = null;
     if (qv !== null && (mode === 'vector_only' || mode === 'hybrid')) {
-      vs = vectorSearch(snap, this.graphs, qv, { k: mode === 'vector_only' && !rules.active ? limit : Math.max(poolSize, CANDIDATE_POOL), backend, filters: req.filters ?? null, embedder: this.embedder.name });
+      // hybrid's vector candidates only complete the lexical ones (which carry 0.8 of the score):
+      // a smaller pool and candidate list keep it cheap
+      const hybrid = mode === 'hybrid';
+      const k = mode === 'vector_only' && !rules.active ? limit : hybrid ? Math.max(HYBRID_VECTOR_POOL, limit) : Math.max(poolSize, CANDIDATE_POOL);
+      vs = vectorSearch(snap, this.graphs, qv, { k, backend, filters: req.filters ?? null, embedder: this.embedder.name, ...(hybrid ? { ef: HYBRID_EF } : {}) });
       if (rules.active) vs = { ...vs, hits: rules.adjust(snap, vs.hits, mode === 'hybrid') };
     }
     if (mode === 'vector_only' && vs !== null) {

@@ -29,8 +29,11 @@ export interface VectorIndex {
   readonly ready: boolean;
   /** Adds vectors until `deadline` (a `performance.now()` time); true once every vector is in. */
   buildUntil(deadline: number): boolean;
-  /** The k most similar accepted documents (fewer when fewer are accepted). */
-  search(query: Float32Array, k: number, accept?: (ord: number) => boolean): VectorHits;
+  /**
+   * The k most similar accepted documents (fewer when fewer are accepted). `ef`: the graph's
+   * candidate list for this search (default: the index's efSearch; at least k).
+   */
+  search(query: Float32Array, k: number, accept?: (ord: number) => boolean, ef?: number): VectorHits;
   /** memory held by the index itself (the segment's vectors excluded for the exact scan) */
   bytes(): number;
 }
@@ -177,7 +180,7 @@ abstract class GraphIndex implements VectorIndex {
   }
 
   protected abstract addRange(from: number, to: number): void;
-  abstract search(query: Float32Array, k: number, accept?: (ord: number) => boolean): VectorHits;
+  abstract search(query: Float32Array, k: number, accept?: (ord: number) => boolean, ef?: number): VectorHits;
   abstract bytes(): number;
 }
 
@@ -199,9 +202,9 @@ export class HnswlibVectorIndex extends GraphIndex {
     for (let ord = from; ord < to; ord++) this.graph.addPoint(Array.from(this.vectors.subarray(ord * d, ord * d + d)), ord);
   }
 
-  search(query: Float32Array, k: number, accept?: (ord: number) => boolean): VectorHits {
+  search(query: Float32Array, k: number, accept?: (ord: number) => boolean, ef?: number): VectorHits {
     if (this.next === 0 || k <= 0) return { ords: [], scores: [] };
-    this.graph.setEf(Math.max(this.params.efSearch, k));
+    this.graph.setEf(Math.max(ef ?? this.params.efSearch, k));
     const r = this.graph.searchKnn(Array.from(query), Math.min(k, this.next), accept);
     // hnswlib returns the nearest first; ties in distance keep its order
     return { ords: r.neighbors, scores: r.distances.map((x) => 1 - x) };
@@ -239,6 +242,7 @@ export class UsearchVectorIndex extends GraphIndex {
   }
 
   search(query: Float32Array, k: number, accept?: (ord: number) => boolean): VectorHits {
+    // (the binding fixes expansion_search at construction: a per-search ef is not available)
     if (this.next === 0 || k <= 0) return { ords: [], scores: [] };
     // usearch's JavaScript binding has no filter callback: ask for more until enough pass
     let fetch = accept === undefined ? k : Math.min(this.next, k * 2);

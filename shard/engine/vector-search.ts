@@ -15,6 +15,8 @@ export interface VectorSearchOptions {
   exact?: boolean;
   /** only segments written by this embedder are searched */
   embedder: string;
+  /** graph candidate list (default: the graph's own) */
+  ef?: number;
 }
 
 export interface VectorHit {
@@ -45,7 +47,7 @@ export function vectorSearch(snapshot: IndexSnapshot, graphs: VectorGraphs, quer
     const pred = options.filters ? compileFilters(options.filters, seg) : null;
     const tomb = seg.deletedCount > 0 ? seg.tombstones : null;
     const accept = pred === null && tomb === null ? undefined : (ord: number) => (tomb === null || tomb[ord] === 0) && (pred === null || pred(ord));
-    const r = index.search(query, options.k, accept);
+    const r = index.search(query, options.k, accept, options.ef);
     for (let i = 0; i < r.ords.length; i++) {
       const score = r.scores[i] as number;
       if (score <= top.floor) break;

@@ -43,14 +43,15 @@ describe('fts_rerank with an embeddings endpoint', () => {
   });
 
   it('falls back to the built-in embedder when the endpoint is slow or failing', async () => {
-    const provider = new EmbeddingProvider({ url: fake.url, model: 'test-model', timeoutMs: 100 });
+    const quick = new EmbeddingProvider({ url: fake.url, model: 'test-model', timeoutMs: 100 });
+    const patient = new EmbeddingProvider({ url: fake.url, model: 'test-model', timeoutMs: 5000 });
     const builtIn = engine.autocomplete({ query: 'otterbox case', mode: 'fts_rerank', debug: true });
     for (const [b, why] of [
       ['slow', 'timeout'],
       ['error', 'http'],
     ] as const) {
       fake.behaviour = b;
-      const r = await rerankWithProvider(engine, { query: 'otterbox case', mode: 'fts_rerank', debug: true }, provider, new VectorCache());
+      const r = await rerankWithProvider(engine, { query: 'otterbox case', mode: 'fts_rerank', debug: true }, b === 'slow' ? quick : patient, new VectorCache());
       expect(r.suggestions).toEqual(builtIn.suggestions);
       expect(r.debug?.vector.provider).toBe(`fallback: ${why}`);
       expect(r.debug?.vector.embedder).toBe('hashed-ngram-v1-256');

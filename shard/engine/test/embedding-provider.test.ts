@@ -45,7 +45,10 @@ describe('EmbeddingProvider', () => {
   });
 
   it('fails with a reason on timeout, HTTP errors, malformed answers and wrong dimensions', async () => {
-    const p = new EmbeddingProvider({ url: fake.url, model: 'm', dimensions: 3, timeoutMs: 100 });
+    // only the slow case runs into the short timeout (a loaded machine may take longer than 100 ms for the others)
+    const quick = new EmbeddingProvider({ url: fake.url, model: 'm', dimensions: 3, timeoutMs: 100 });
+    const patient = new EmbeddingProvider({ url: fake.url, model: 'm', dimensions: 3, timeoutMs: 5000 });
+    let p = quick;
     const reason = async () => {
       try {
         await p.embed(['x', 'y']);
@@ -63,6 +66,7 @@ describe('EmbeddingProvider', () => {
       ['wrong-dims', 'dimensions'],
     ] as const) {
       fake.behaviour = b;
+      p = b === 'slow' ? quick : patient;
       expect(await reason(), b).toBe(want);
     }
     fake.behaviour = 'ok';
