@@ -14,6 +14,7 @@ import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import { PREDICTION_TYPES, type PredictCandidate, type PredictPartResult, type PredictionType } from '../node/runtime/predict-types.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import { ResponseCache } from './response-cache.js';
 import { analyzeQuery } from '../node/runtime/text/analyze-query.js';
 import { singular } from '../node/runtime/text/tokenize.js';
 import type { DataPlane } from './data-plane.js';
@@ -106,11 +107,7 @@ interface Scored {
 const MAX_CACHE_ENTRIES = 50_000;
 
 export class PredictService {
-  private readonly cache = new Map<string, string>();
-  private readonly generations = new Map<string, number>();
-  private readonly caching: boolean;
-  private readonly hits: { inc(): void };
-  private readonly misses: { inc(): void };
+  private readonly cache: ResponseCache;
   private readonly ranking = new RankingConfig();
 
   constructor(
@@ -118,13 +115,7 @@ export class PredictService {
     shards: ShardDirectory,
     metrics: Metrics,
   ) {
-    this.hits = metrics.cacheLookups.labels('predict_response', 'hit');
-    this.misses = metrics.cacheLookups.labels('predict_response', 'miss');
-    this.caching = typeof shards.subscribeChanges === 'function';
-    shards.subscribeChanges?.((tenant, physical) => {
-      const k = `${tenant}\0${physical}`;
-      this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
-    });
+    this.cache = new ResponseCache('predict_response', shards, metrics, MAX_CACHE_ENTRIES);
   }
 
   async predict(p: PredictParams): Promise<Reply> {
@@ -136,18 +127,15 @@ export class PredictService {
     const ranking = this.ranking.select(resolved.index, 'autocomplete', p.query);
     const suggestRanking = this.ranking.select(resolved.index, 'typeahead', p.query);
     const debug = p.include?.debug === true;
-    const useCache = this.caching && !debug;
+    const useCache = this.cache.enabled && !debug;
     const physical = resolved.physical;
     let cacheKey = '';
     if (useCache) {
-      const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
+      const gen = this.cache.generation(p.tenant, physical.physical_index_id);
       cacheKey = JSON.stringify([p.tenant, physical.physical_index_id, gen, resolved.index.updated_at, ranking.cacheKey, suggestRanking.cacheKey, p.index, p.query, p.limit, p.userId, p.filters, p.allowedTypes, p.include]);
       const hit = this.cache.get(cacheKey);
-      if (hit !== undefined) {
-        this.hits.inc();
-        return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
-      }
-      this.misses.inc();
+      if (hit !== undefined) return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
+      this.cache.missed();
     }
 
     const types = new Set<PredictionType>(p.allowedTypes ?? (config.default_types && config.default_types.length > 0 ? config.default_types : PREDICTION_TYPES));
@@ -286,13 +274,7 @@ export class PredictService {
       };
     }
     const rest = JSON.stringify(body).slice(1);
-    if (useCache) {
-      if (this.cache.size >= MAX_CACHE_ENTRIES) {
-        const oldest = this.cache.keys().next().value;
-        if (oldest !== undefined) this.cache.delete(oldest);
-      }
-      this.cache.set(cacheKey, rest);
-    }
+    if (useCache) this.cache.set(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
   }
 }

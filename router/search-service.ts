@@ -9,6 +9,7 @@ import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinato
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
+import { ResponseCache } from './response-cache.js';
 import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
 import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
@@ -72,11 +73,7 @@ interface PartVectorDebug {
 const MAX_CACHE_ENTRIES = 100_000;
 
 export class SearchService {
-  private readonly cache = new Map<string, string>();
-  private readonly generations = new Map<string, number>();
-  private readonly caching: boolean;
-  private readonly hits: { inc(): void };
-  private readonly misses: { inc(): void };
+  private readonly cache: ResponseCache;
   private readonly ranking = new RankingConfig();
 
   constructor(
@@ -84,13 +81,7 @@ export class SearchService {
     shards: ShardDirectory,
     metrics: Metrics,
   ) {
-    this.hits = metrics.cacheLookups.labels('search_response', 'hit');
-    this.misses = metrics.cacheLookups.labels('search_response', 'miss');
-    this.caching = typeof shards.subscribeChanges === 'function';
-    shards.subscribeChanges?.((tenant, physical) => {
-      const k = `${tenant}\0${physical}`;
-      this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
-    });
+    this.cache = new ResponseCache('search_response', shards, metrics, MAX_CACHE_ENTRIES);
   }
 
   /**
@@ -110,10 +101,7 @@ export class SearchService {
     const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
-      if (hit !== undefined) {
-        this.hits.inc();
-        return `{"took_ms":${round(performance.now() - started)},${hit}`;
-      }
+      if (hit !== undefined) return `{"took_ms":${round(performance.now() - started)},${hit}`;
     }
     const routes = this.data.partRoutes(p.tenant, physical);
     const payload = payloadOf(p, ranking, behavior);
@@ -131,9 +119,9 @@ export class SearchService {
       for (const q of pending) q.catch(() => undefined);
       return undefined;
     }
-    if (cacheKey !== null) this.misses.inc();
+    if (cacheKey !== null) this.cache.missed();
     const rest = this.render(p, parts, ranking, null);
-    if (cacheKey !== null) this.store(cacheKey, rest);
+    if (cacheKey !== null) this.cache.set(cacheKey, rest);
     return `{"took_ms":${round(performance.now() - started)},${rest}`;
   }
 
@@ -143,15 +131,12 @@ export class SearchService {
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const behavior = behaviorOf(resolved.index);
-    const useCache = this.caching && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
+    const useCache = this.cache.enabled && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
     const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
-      if (hit !== undefined) {
-        this.hits.inc();
-        return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
-      }
-      this.misses.inc();
+      if (hit !== undefined) return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
+      this.cache.missed();
     }
     const resolvedAt = performance.now();
     const partTimes: { part: number; node: string; ms: number }[] = [];
@@ -200,25 +185,16 @@ export class SearchService {
       };
     }
     const rest = this.render(p, parts, ranking, debug, placed);
-    if (cacheKey !== null) this.store(cacheKey, rest);
+    if (cacheKey !== null) this.cache.set(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
   }
 
   /** The response-cache key, or null when this request may not use the cache. */
   private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined): string | null {
-    if (!this.caching || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
-    const gen = this.generations.get(`${p.tenant}\0${physical.physical_index_id}`) ?? 0;
+    if (!this.cache.enabled || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
+    const gen = this.cache.generation(p.tenant, physical.physical_index_id);
     // user_id and the schema's events settings change behaviour ranking; events themselves bump `gen`
     return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
-  }
-
-  private store(cacheKey: string, rest: string): void {
-    if (this.cache.size >= MAX_CACHE_ENTRIES) {
-      // FIFO eviction: the oldest insertion goes; cheaper than LRU bookkeeping on every hit.
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
-    this.cache.set(cacheKey, rest);
   }
 
   /**
@@ -246,8 +222,7 @@ export class SearchService {
 
   /** Forget cached answers of one physical index (used when it is dropped or swapped). */
   invalidate(tenant: TenantId, physical: PhysicalIndexRecord): void {
-    const k = `${tenant}\0${physical.physical_index_id}`;
-    this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
+    this.cache.invalidate(tenant, physical.physical_index_id);
   }
 }
 
