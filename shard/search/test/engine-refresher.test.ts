@@ -67,13 +67,13 @@ describe('documents in a build not published yet', () => {
     const e = new SuggestEngine({ autoMerge: false });
     e.upsert(catalog(50));
     e.refresh();
-    e.upsert([{ id: 'n1', title: 'Zebra Lamp', desc: '', manufacturer: 'Zebra' }, { id: 'n2', title: 'Zebra Chair', desc: '', manufacturer: 'Zebra' }, { id: 'n3', title: 'Zebra Desk', desc: '', manufacturer: 'Zebra' }]);
+    e.upsert([{ id: 'n1', title: 'Zebra Lamp', desc: '', manufacturer: 'Zebra', raw: {} }, { id: 'n2', title: 'Zebra Chair', desc: '', manufacturer: 'Zebra', raw: {} }, { id: 'n3', title: 'Zebra Desk', desc: '', manufacturer: 'Zebra', raw: {} }]);
     const taken = e.takePending(10);
     expect(taken.map((d) => d.id)).toEqual(['n1', 'n2', 'n3']);
     expect(e.takePending(10)).toEqual([]); // one batch at a time
     expect(e.documentCount).toBe(53);
     // meanwhile: n1 rewritten, n2 deleted
-    expect(e.upsert([{ id: 'n1', title: 'Zebra Lantern', desc: '', manufacturer: 'Zebra' }]).created).toBe(0);
+    expect(e.upsert([{ id: 'n1', title: 'Zebra Lantern', desc: '', manufacturer: 'Zebra', raw: {} }]).created).toBe(0);
     expect(e.remove(['n2'])).toBe(1);
     expect(e.remove(['n2'])).toBe(0);
     expect(e.get('n1')?.title).toBe('Zebra Lantern');
@@ -89,9 +89,9 @@ describe('documents in a build not published yet', () => {
 
   it('go back to the buffer, ahead of later writes, when their build fails', () => {
     const e = new SuggestEngine({ autoMerge: false });
-    e.upsert([{ id: 'a', title: 'Alpha One', desc: '', manufacturer: '' }, { id: 'b', title: 'Beta One', desc: '', manufacturer: '' }]);
+    e.upsert([{ id: 'a', title: 'Alpha One', desc: '', manufacturer: '', raw: {} }, { id: 'b', title: 'Beta One', desc: '', manufacturer: '', raw: {} }]);
     e.takePending(10);
-    e.upsert([{ id: 'b', title: 'Beta Two', desc: '', manufacturer: '' }, { id: 'c', title: 'Gamma One', desc: '', manufacturer: '' }]);
+    e.upsert([{ id: 'b', title: 'Beta Two', desc: '', manufacturer: '', raw: {} }, { id: 'c', title: 'Gamma One', desc: '', manufacturer: '', raw: {} }]);
     e.restorePending();
     expect(e.pendingCount).toBe(3);
     expect(e.get('b')?.title).toBe('Beta Two');
@@ -146,7 +146,7 @@ describe('search host with the pool', () => {
   });
 
   it('publishes a small write on the timer, before any query asks', async () => {
-    await upsert([{ id: 'w1', title: 'Wombat Kettle', desc: '', manufacturer: 'Wombat' }]);
+    await upsert([{ id: 'w1', title: 'Wombat Kettle', desc: '', manufacturer: 'Wombat', raw: {} }]);
     const stats = () => host.indexStats({ store: undefined as never, ref }) as { loaded: boolean; pending: number; documents: number };
     const deadline = Date.now() + 2000;
     while (stats().pending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
