@@ -27,6 +27,32 @@ export interface VocabularyMatch {
 
 export type VocabularyKind = 'suggestive' | 'any';
 
+/**
+ * The trie walks of one segment, memoized per segment: its term table never changes, so the
+ * walk for a word serves every snapshot that still holds the segment (a write starts a new
+ * snapshot, not a new large segment), both vocabulary kinds and every result limit.
+ */
+const walks = new WeakMap<Segment, Map<string, FuzzyMatch[]>>();
+const MAX_WALKS_PER_SEGMENT = 8192;
+
+function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean): FuzzyMatch[] {
+  let memo = walks.get(s);
+  if (memo === undefined) walks.set(s, (memo = new Map()));
+  const key = `${prefix ? 1 : 0}${maxEdits}${word}`;
+  let matches = memo.get(key);
+  if (matches !== undefined) return matches;
+  // Two edits anywhere make the walk visit most of the trie's top levels; two edits after a
+  // correct first letter, plus one edit anywhere, cover nearly all real typos at a fraction
+  // of the cost (first-letter typos are rarer and already ranked lower).
+  matches =
+    maxEdits >= 2 && word.length > 0
+      ? [...fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000 }), ...fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000, range: s.terms.prefixRange(word.slice(0, 1)) })]
+      : fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000 });
+  if (memo.size >= MAX_WALKS_PER_SEGMENT) memo.clear();
+  memo.set(key, matches);
+  return matches;
+}
+
 export class IndexSnapshot {
   readonly docCount: number;
   readonly liveCount: number;
@@ -155,13 +181,7 @@ export class IndexSnapshot {
     const merged = new Map<string, VocabularyMatch>();
     for (const s of this.segments) {
       const local = new Map<string, VocabularyMatch>();
-      // Two edits anywhere make the walk visit most of the trie's top levels; two edits after a
-      // correct first letter, plus one edit anywhere, cover nearly all real typos at a fraction
-      // of the cost (first-letter typos are rarer and already ranked lower).
-      const matches: FuzzyMatch[] =
-        maxEdits >= 2 && word.length > 0
-          ? [...fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000 }), ...fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000, range: s.terms.prefixRange(word.slice(0, 1)) })]
-          : fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000 });
+      const matches = segmentWalk(s, word, maxEdits, prefix);
       for (const m of matches) {
         // a prefix-mode subtree is one candidate: its matched prefix, weighted by its terms
         if (prefix && m.hi - m.lo > 1) {
