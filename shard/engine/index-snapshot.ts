@@ -33,7 +33,7 @@ export type VocabularyKind = 'suggestive' | 'any';
  * snapshot, not a new large segment), both vocabulary kinds and every result limit.
  */
 const walks = new WeakMap<Segment, Map<string, FuzzyMatch[]>>();
-const MAX_WALKS_PER_SEGMENT = 8192;
+const MAX_WALKS_PER_SEGMENT = 4096;
 
 function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean): FuzzyMatch[] {
   let memo = walks.get(s);
