@@ -332,7 +332,7 @@ function searchSegment(
   };
   // With every word required, documents still in the running after the first word (sorted):
   // a later word's long posting list is probed for them instead of scanned.
-  let running: number[] | null = null;
+  let running: Int32Array | null = null;
   for (let step = 0; step < na; step++) {
     const w = order[step] as number;
     const list = expansions[w] as Expansion[];
@@ -374,7 +374,10 @@ function searchSegment(
       }
     }
     if (all && wordTouched.length === 0) break;
-    if (all && step + 1 < na) running = wordTouched.slice().sort((a, b) => a - b);
+    // Probing pays only for lists over PROBE_COST times the running set, and no list is longer
+    // than the segment: a running set that large would be sorted for nothing ("x" in "2 x 8"
+    // runs through most of a hardware catalogue; sorting it cost milliseconds).
+    if (all && step + 1 < na) running = wordTouched.length * PROBE_COST < D ? Int32Array.from(wordTouched).sort() : null;
     for (const d of wordTouched) {
       if (predicate === null && matchedCount[d] === 0) touched.push(d);
       total[d] = (total[d] as number) + (best[d] as number);
