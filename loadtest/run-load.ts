@@ -8,7 +8,7 @@
 //        (--target http://127.0.0.1:PORT --key KEY | --target spawn:fastify-flexsearch | --spawn-single-node | --spawn-cluster)
 //        [--parts N]   (index parts; --spawn-cluster defaults to 3)
 //        [--index products] [--baseline bare-uws,fastify-flexsearch] [--out loadtest/results/x.json]
-//        [--duration S] [--warmup S] [--rounds N] [--connections N]
+//        [--duration S] [--warmup S] [--rounds N] [--connections N] [--rate REQ_PER_S]
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
 // See loadtest/README.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -40,6 +40,7 @@ const { values } = parseArgs({
     warmup: { type: 'string' },
     rounds: { type: 'string' },
     connections: { type: 'string' },
+    rate: { type: 'string' },
     provision: { type: 'boolean', default: false },
     'admin-key': { type: 'string' },
     catalog: { type: 'string', default: 'bestbuy,homedepot' },
@@ -231,6 +232,10 @@ async function main() {
   const w = applyOverrides(loadWorkload(workloadFile));
   const loadAtStart = os.loadavg();
   const index = values.index;
+  // a fixed offered load measures latency the way a service-level objective states it; without
+  // it every server runs saturated and latency is mostly queueing
+  const offeredRate = values.rate === undefined ? undefined : Number(values.rate);
+  if (offeredRate !== undefined && !(Number.isInteger(offeredRate) && offeredRate > 0)) usage('--rate must be a positive integer (requests per second)');
   log(`building the request stream of ${w.name}`);
   const queries = workloadQueries(w);
   const paths = queries.map((q) => requestPath(w, q, index));
@@ -270,6 +275,7 @@ async function main() {
     pipelining: w.pipelining,
     durationS,
     timeoutS: w.timeout_s,
+    rate: offeredRate,
   });
   if (w.warmup_s > 0) {
     for (const s of servers) {
@@ -332,7 +338,7 @@ async function main() {
   // the report
   const lines = [
     '',
-    `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs`,
+    `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${offeredRate === undefined ? 'saturating' : `offered ${offeredRate} req/s`}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs`,
     '',
     '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU µs/req | non-2xx | errors | timeouts |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -359,6 +365,7 @@ async function main() {
     workload_file: workloadFile,
     index,
     requests_in_stream: paths.length,
+    offered_rate: offeredRate ?? null,
     finished_at: new Date().toISOString(),
     loadavg_at_start: loadAtStart,
     machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg() },

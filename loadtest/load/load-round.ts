@@ -15,6 +15,8 @@ export interface RoundOptions {
   pipelining: number;
   durationS: number;
   timeoutS: number;
+  /** offered load: requests per second over all connections (autocannon overallRate); none = as fast as answers come */
+  rate?: number | undefined;
 }
 
 export interface RoundResult {
@@ -47,6 +49,7 @@ export function runRound(opts: RoundOptions): Promise<RoundResult> {
         duration: opts.durationS,
         timeout: opts.timeoutS,
         headers: opts.headers,
+        ...(opts.rate !== undefined ? { overallRate: opts.rate } : {}),
         requests: [
           {
             method: 'GET',
