@@ -3,6 +3,8 @@
 // response shape, the schema's predict object (enabled, default_types, action_mappings,
 // intent_rules), allowed types, include flags, plan gating, tenancy and hostile input.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PREDICT_MODEL } from '../../router/predict-coefficients.js';
+import { confidenceOf, primaryConfidence } from '../../router/predict-model.js';
 import { ApiClient, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
 import { bestBuyDocuments } from './search-suite.js';
@@ -32,7 +34,7 @@ interface PredictBody {
   prediction: Prediction | null;
   alternatives: Prediction[];
   supporting_suggestions: { id: string; type: string; title: string; score: number }[];
-  debug: null | { candidates: { type: string; features: Record<string, number> | null; confidence: number; source: string }[]; context: unknown; allowed_types: string[] };
+  debug: null | { candidates: { type: string; features: Record<string, number> | null; log_odds: number; confidence: number; source: string; reason_codes: string[] }[]; context: unknown; allowed_types: string[] };
 }
 
 const TYPES = ['destination', 'intent', 'product', 'category', 'content', 'workflow'];
@@ -131,6 +133,27 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
       for (const status of ['200', '401', '403', '404', '409', '422']) expect(Object.keys(op.responses), status).toContain(status);
       expect(op.description).toContain('predict_disabled');
       expect(JSON.stringify(doc.components.schemas['PredictResponse'])).toContain('behavioral_boost');
+    });
+
+    it('recalibrates the primary as the best of its candidates and shows no alternative above it', async () => {
+      let moved = 0;
+      for (const query of ['sams', 'samsung galaxy', 'iphone se', 'hdmi', 'wireless headph']) {
+        const r = await predict({ index, query, limit: 20, include: { debug: true } });
+        expect(r.status).toBe(200);
+        const p = r.body.prediction!;
+        const [first, ...rest] = r.body.debug!.candidates;
+        // a scored candidate with no behaviour or merchandising (nothing clicked or ruled yet)
+        expect(first!.features, query).not.toBeNull();
+        expect(p.reason_codes, query).not.toContain('behavioral_boost');
+        const expected = primaryConfidence(first!.log_odds, 0);
+        expect(p.confidence, query).toBeCloseTo(expected, 3);
+        expect(p.confidence, query).toBeLessThanOrEqual(PREDICT_MODEL.primary_calibration.at(-1)![1]);
+        if (Math.abs(expected - confidenceOf(first!.log_odds)) > 0.005) moved++;
+        for (const a of r.body.alternatives) expect(a.confidence, query).toBeLessThanOrEqual(p.confidence);
+        // every other candidate keeps the model's probability, capped at the primary's
+        for (const c of rest) if (c.features) expect(c.confidence, query).toBeCloseTo(Math.min(confidenceOf(c.log_odds), p.confidence), 3);
+      }
+      expect(moved).toBeGreaterThan(0);
     });
 
     it('maps each type to its action: destination, intent, product, category, content, workflow', async () => {
