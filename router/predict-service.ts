@@ -177,7 +177,9 @@ export class PredictService {
       const z = logOdds(f) + extra;
       const mapping = mappings[c.type];
       const target = mapping ? c.fields[mapping.target_field] : undefined;
-      const label = (mapping && c.fields[mapping.label_field]) || c.label;
+      // the label comes from the mapping only when the mapping gives the action (the document
+      // has its target field); otherwise the candidate keeps its own label with its type's action
+      const label = (target !== undefined && mapping && c.fields[mapping.label_field]) || c.label;
       const action: PredictAction = target !== undefined ? { kind: 'navigate', target, method: 'GET' } : defaultAction(c, label);
       scored.push({ c, features: f, z, extra, confidence: confidenceOf(z), codes: reasonCodes(c, f, { rule: false, mapped: target !== undefined }), action, label, rule: null, ruleStrength: 0 });
     }
