@@ -1,7 +1,8 @@
 // Predict's confidence model: features of one merged candidate -> a logistic confidence in
 // [0, 1] and the reason codes that explain it. The weights of the lexical features are fitted
 // on real judged queries by loadtest/relevance/predict-calibration.ts (router/predict-coefficients.ts)
-// so that a confidence c means "right about c of the time" on that evaluation data. Signals the
+// so that a confidence c means "right about c of the time" on that evaluation data; the primary
+// prediction goes through an isotonic map fitted on primaries (`primaryConfidence`). Signals the
 // calibration data cannot carry (intent rules, click behaviour, merchandising) add fixed
 // log-odds, documented in README and the OpenAPI description, and are marked as such.
 import type { PredictCandidate } from '../node/runtime/predict-types.js';
@@ -100,6 +101,38 @@ export const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
 /** Confidence rounded to 4 decimals, clamped inside [0, 1]. */
 export const confidenceOf = (z: number) => Math.round(sigmoid(z) * 1e4) / 1e4;
+
+/**
+ * The isotonic map `knots` ([model probability, observed rate], both increasing) applied to p:
+ * linear between knots, flat beyond the first and the last. Monotone, so it never reorders.
+ */
+export function recalibrated(p: number, knots: readonly (readonly [number, number])[]): number {
+  const first = knots[0];
+  const last = knots[knots.length - 1];
+  if (!first || !last) return p;
+  if (p <= first[0]) return first[1];
+  if (p >= last[0]) return last[1];
+  let i = 1;
+  while (knots[i]![0] < p) i++;
+  const [x0, y0] = knots[i - 1]!;
+  const [x1, y1] = knots[i]!;
+  return y0 + ((p - x0) / (x1 - x0)) * (y1 - y0);
+}
+
+/**
+ * Confidence of the primary prediction when it is a scored candidate. The primary is the best of
+ * some forty candidates, so a model calibrated per candidate is optimistic about the one that
+ * wins (most at the top end, e.g. the single completion of an unfinished prefix): the model's
+ * probability of its lexical features goes through the isotonic map fitted on the primaries of
+ * the calibration data (PREDICT_MODEL.primary_calibration), then the fixed log-odds of the
+ * signals that data does not carry (`extra`: behaviour, merchandising) are added as before.
+ */
+export function primaryConfidence(lexicalZ: number, extra: number, knots: readonly (readonly [number, number])[] = PREDICT_MODEL.primary_calibration): number {
+  const p = recalibrated(sigmoid(lexicalZ), knots);
+  if (extra === 0) return Math.round(p * 1e4) / 1e4;
+  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
+  return confidenceOf(Math.log(q / (1 - q)) + extra);
+}
 
 export function reasonCodes(c: PredictCandidate, f: Features, extra: { rule: boolean; mapped: boolean }): ReasonCode[] {
   const codes: ReasonCode[] = [];

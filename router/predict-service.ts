@@ -27,6 +27,7 @@ import {
   confidenceOf,
   featuresOf,
   logOdds,
+  primaryConfidence,
   promoted,
   queryView,
   reasonCodes,
@@ -96,6 +97,8 @@ interface Scored {
   c: PredictCandidate;
   features: Features | null;
   z: number;
+  /** the part of z from signals the calibration data does not carry (behaviour, merchandising) */
+  extra: number;
   confidence: number;
   codes: ReasonCode[];
   action: PredictAction;
@@ -170,14 +173,15 @@ export class PredictService {
     for (const c of merged) {
       if (!types.has(c.type)) continue;
       const f = featuresOf(c, q, sums[c.source], maxes[c.source], counts[c.source]);
-      let z = logOdds(f);
-      if (boosted(c.signals.behavior)) z += BEHAVIOR_LOG_ODDS;
-      if (promoted(c.signals.merchandised)) z += MERCHANDISED_LOG_ODDS;
+      const extra = (boosted(c.signals.behavior) ? BEHAVIOR_LOG_ODDS : 0) + (promoted(c.signals.merchandised) ? MERCHANDISED_LOG_ODDS : 0);
+      const z = logOdds(f) + extra;
       const mapping = mappings[c.type];
       const target = mapping ? c.fields[mapping.target_field] : undefined;
-      const label = (mapping && c.fields[mapping.label_field]) || c.label;
+      // the label comes from the mapping only when the mapping gives the action (the document
+      // has its target field); otherwise the candidate keeps its own label with its type's action
+      const label = (target !== undefined && mapping && c.fields[mapping.label_field]) || c.label;
       const action: PredictAction = target !== undefined ? { kind: 'navigate', target, method: 'GET' } : defaultAction(c, label);
-      scored.push({ c, features: f, z, confidence: confidenceOf(z), codes: reasonCodes(c, f, { rule: false, mapped: target !== undefined }), action, label, rule: null, ruleStrength: 0 });
+      scored.push({ c, features: f, z, extra, confidence: confidenceOf(z), codes: reasonCodes(c, f, { rule: false, mapped: target !== undefined }), action, label, rule: null, ruleStrength: 0 });
     }
     const typed = queryView(p.query, false);
     for (const rule of config.intent_rules ?? []) {
@@ -202,7 +206,7 @@ export class PredictService {
         signals: {},
       };
       const codes: ReasonCode[] = asTyped < strength ? ['spell_corrected', 'intent_match'] : ['intent_match'];
-      scored.push({ c, features: null, z, confidence: confidenceOf(z), codes, action: { kind: KIND_BY_TYPE[rule.type], target: rule.target, method: KIND_BY_TYPE[rule.type] === 'start_workflow' ? 'POST' : 'GET' }, label: rule.label, rule, ruleStrength: strength });
+      scored.push({ c, features: null, z, extra: 0, confidence: confidenceOf(z), codes, action: { kind: KIND_BY_TYPE[rule.type], target: rule.target, method: KIND_BY_TYPE[rule.type] === 'start_workflow' ? 'POST' : 'GET' }, label: rule.label, rule, ruleStrength: strength });
     }
     scored.sort((a, b) => b.z - a.z || b.c.score - a.c.score || (a.c.key < b.c.key ? -1 : 1));
     const ranked: Scored[] = [];
@@ -216,6 +220,12 @@ export class PredictService {
 
     const limit = p.limit ?? PREDICT_DEFAULT_LIMIT;
     const first = ranked[0];
+    if (first) {
+      // the winner of the candidates is recalibrated as a winner (predict-model.ts); an intent
+      // rule keeps its fixed confidence. A candidate ranked below it is never shown as surer.
+      if (first.features) first.confidence = primaryConfidence(first.z - first.extra, first.extra);
+      for (const s of ranked.slice(1)) s.confidence = Math.min(s.confidence, first.confidence);
+    }
     const body = {
       query: effective,
       original_query: p.query,

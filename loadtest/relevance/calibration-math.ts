@@ -1,6 +1,7 @@
 // The arithmetic of predict's calibration (loadtest/relevance/predict-calibration.ts), apart from
 // the CLI so that it is tested on its own: the labelling rule, an L2 logistic regression by
-// Newton's method and the reliability table with its expected calibration error.
+// Newton's method, the isotonic recalibration of the primary prediction and the reliability
+// table with its expected calibration error.
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { singular } from '../../node/runtime/text/tokenize.js';
 
@@ -84,6 +85,43 @@ function solve(a: number[][], b: number[]): number[] {
   }
   return m.map((r, i) => (Math.abs(r[i]!) < 1e-12 ? 0 : r[n]! / r[i]!));
 }
+
+// ------------------------------------------------------------------ isotonic recalibration
+
+/**
+ * Isotonic regression by pool-adjacent-violators: the non-decreasing step function of x closest
+ * to y in squared error. Points with equal x are pooled first (a function has one value there),
+ * then a block whose mean y is not below the next block's is merged with it until every block's
+ * mean rises. Returns the blocks in x order with their mean x, mean y and point count; mean x and
+ * mean y both strictly increase.
+ */
+export function isotonicBlocks(points: readonly { x: number; y: number }[]): { x: number; y: number; n: number }[] {
+  const sorted = [...points].sort((a, b) => a.x - b.x);
+  const blocks: { sx: number; sy: number; n: number }[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    const x = sorted[i]!.x;
+    const block = { sx: 0, sy: 0, n: 0 };
+    for (; i < sorted.length && sorted[i]!.x === x; i++) {
+      block.sx += x;
+      block.sy += sorted[i]!.y;
+      block.n++;
+    }
+    blocks.push(block);
+    while (blocks.length > 1) {
+      const a = blocks[blocks.length - 2]!;
+      const b = blocks[blocks.length - 1]!;
+      if (a.sy / a.n < b.sy / b.n) break;
+      blocks.pop();
+      a.sx += b.sx;
+      a.sy += b.sy;
+      a.n += b.n;
+    }
+  }
+  return blocks.map((b) => ({ x: b.sx / b.n, y: b.sy / b.n, n: b.n }));
+}
+
+/** The blocks as `[mean x, mean y]` knots: what router/predict-model.ts interpolates (`recalibrated`). */
+export const isotonicKnots = (points: readonly { x: number; y: number }[]): [number, number][] => isotonicBlocks(points).map((b) => [b.x, b.y]);
 
 // ------------------------------------------------------------------ calibration metrics
 

@@ -3,8 +3,11 @@
 // judged queries with at least one perfect product is split in two halves by query. Every query
 // is asked whole and as a typing prefix (the first 60 % of its characters) with include.debug,
 // which returns each candidate's features. A logistic regression (L2, Newton's method) is fitted
-// on the candidates of the first half; the second half reports the expected calibration error
-// and a reliability table of the primary prediction and of every returned candidate.
+// on the candidates of the first half, then an isotonic map on the first half's primaries (the
+// best candidate of each case is optimistic as a winner; the service applies the map to its
+// primary prediction and shows no alternative above it). The second half reports the expected
+// calibration error and a reliability table of the primary prediction and of every returned
+// candidate, before (logistic model alone) and after the primary's recalibration.
 //
 // What counts as right (the labels the model learns):
 // - a product: one of the query's perfect products (mean relevance 3, as in eval-set.ts);
@@ -14,8 +17,11 @@
 //
 //   node dist/loadtest/relevance/predict-calibration.js (--spawn-single-node | --target URL --admin-key KEY)
 //        [--queries 1500] [--seed 7] [--concurrency 4] [--write] [--out FILE]
+//        [--save-samples FILE] [--samples FILE]
+// --save-samples keeps the labelled candidates; --samples refits from such a file without a service;
+// --splits N reports N random fit/check splits of the queries instead (nothing written).
 // --write regenerates router/predict-coefficients.ts from the fit.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,7 +29,8 @@ import { REPO_ROOT } from '../data/data-files.js';
 import { loadHomeDepot } from '../data/homedepot.js';
 import { SeededRandom } from '../data/seeded-random.js';
 import { provisionIndex, waitSearchable, ServiceError } from '../load/provision-service.js';
-import { fitLogistic, fold, isRight, reliability, type ReliabilityBin } from './calibration-math.js';
+import { primaryConfidence, recalibrated } from '../../router/predict-model.js';
+import { fitLogistic, fold, isotonicKnots, isRight, reliability, type ReliabilityBin } from './calibration-math.js';
 import { typingPrefix } from './eval-set.js';
 
 const { values } = parseArgs({
@@ -42,6 +49,9 @@ const { values } = parseArgs({
     echo: { type: 'boolean', default: false },
     dump: { type: 'boolean', default: false },
     'platt-primary': { type: 'boolean', default: false },
+    'save-samples': { type: 'string' },
+    samples: { type: 'string' },
+    splits: { type: 'string' },
   },
 });
 
@@ -126,35 +136,26 @@ async function service(docs: { id: string; title: string; desc: string; manufact
   return { baseUrl, key: p.publicKey };
 }
 
+function sideBySide(a: ReliabilityBin[], b: ReliabilityBin[]): string[] {
+  const cell = (x: ReliabilityBin) => (x.count > 0 ? `${x.count} | ${x.mean_confidence.toFixed(3)} | ${x.accuracy.toFixed(3)}` : '0 | | ');
+  return a.filter((x, i) => x.count > 0 || b[i]!.count > 0).map((x) => `| ${x.from.toFixed(1)}–${x.to.toFixed(1)} | ${cell(x)} | ${cell(b[a.indexOf(x)]!)} |`);
+}
+
 function bar(bins: ReliabilityBin[]): string[] {
   return bins.filter((b) => b.count > 0).map((b) => `| ${b.from.toFixed(1)}–${b.to.toFixed(1)} | ${b.count} | ${b.mean_confidence.toFixed(3)} | ${b.accuracy.toFixed(3)} |`);
 }
 
-async function main(): Promise<void> {
-  const queries = positive(values.queries, 'queries');
-  const seed = positive(values.seed, 'seed');
-  const l2 = positive(values.l2, 'l2');
-  const hd = loadHomeDepot();
-  const docs = [...hd.products].map(([id, title]) => ({ id, title, desc: '', manufacturer: '', raw: {} as Record<string, never> }));
-  const random = new SeededRandom(seed);
-  const chosen = random.sample(
-    hd.queries.filter((q) => q.perfect.length > 0),
-    queries,
-  );
-  const half = Math.floor(chosen.length / 2);
-  const cases = chosen.flatMap((q, qi) => {
-    const perfect = new Set(q.perfect);
-    const perfectTitles = q.perfect.map((id) => fold(hd.products.get(id) ?? ''));
-    const split = qi < half ? ('fit' as const) : ('check' as const);
-    const full = fold(q.query);
-    return [
-      { query: q.query, text: q.query, variant: 'full', perfect, perfectTitles, split, full },
-      { query: q.query, text: typingPrefix(q.query), variant: 'prefix60', perfect, perfectTitles, split, full },
-    ];
-  });
-  log(`${docs.length} products, ${chosen.length} queries (${half} to fit, ${chosen.length - half} to check), ${cases.length} cases`);
-  const { baseUrl, key } = await service(docs);
+interface Case {
+  text: string;
+  split: 'fit' | 'check';
+  full: string[];
+  perfect: Set<string>;
+  perfectTitles: string[][];
+}
 
+/** Asks every case of the service with include.debug and labels every candidate it returns. */
+async function collect(docs: Parameters<typeof service>[0], cases: readonly Case[]): Promise<{ samples: Sample[]; caseSplit: ('fit' | 'check')[] }> {
+  const { baseUrl, key } = await service(docs);
   const samples: Sample[] = [];
   const caseSplit: ('fit' | 'check')[] = [];
   let failures = 0;
@@ -181,9 +182,15 @@ async function main(): Promise<void> {
     if (i % 500 === 0) log(`asked ${i}/${cases.length}`);
   });
   log(`asked ${cases.length} cases in ${((Date.now() - t0) / 1000).toFixed(1)} s (${failures} failures), ${samples.length} candidates`);
+  return { samples, caseSplit };
+}
 
-  const fitSet = samples.filter((s) => caseSplit[s.caseId] === 'fit');
-  const checkSet = samples.filter((s) => caseSplit[s.caseId] === 'check');
+/**
+ * Fits the logistic model on `fitSet`, then the isotonic map of the primary on the same half's
+ * primaries, and returns both with the reliability tables (before and after the map) of any set
+ * of cases.
+ */
+function fitAndCheck(fitSet: Sample[], checkSet: Sample[], l2: number, verbose: boolean) {
   let w = fitLogistic(
     fitSet.map((s) => row(s.features)),
     fitSet.map((s) => (s.right ? 1 : 0)),
@@ -205,56 +212,159 @@ async function main(): Promise<void> {
       [...best.values()].map((x) => (x.y ? 1 : 0)),
       1e-6,
     );
-    log(`Platt step on ${best.size} primaries: a ${a!.toFixed(3)}, b ${b!.toFixed(3)}`);
+    if (verbose) log(`Platt step on ${best.size} primaries: a ${a!.toFixed(3)}, b ${b!.toFixed(3)}`);
     w = w.map((v, j) => a! * v + (j === 0 ? b! : 0));
   }
   const weights: Record<string, number> = { bias: round(w[0]!) };
   FEATURES.forEach((n, j) => (weights[n] = round(w[j + 1]!)));
-  const predictOf = (f: Features) => sigmoid(row(f).reduce((z, x, j) => z + x * w[j]!, 0));
+  const zOf = (f: Features) => row(f).reduce((z, x, j) => z + x * w[j]!, 0);
+  const predictOf = (f: Features) => sigmoid(zOf(f));
 
-  // primary = the candidate of a case with the highest fitted confidence (what the service returns)
-  const primaries = (set: Sample[], p: (s: Sample) => number) => {
-    const best = new Map<number, { p: number; y: boolean }>();
+  // each case's candidates, best first (the service ranks by the same log-odds)
+  const byCase = (set: Sample[]) => {
+    const cases = new Map<number, Sample[]>();
     for (const s of set) {
-      const v = p(s);
-      const b = best.get(s.caseId);
-      if (!b || v > b.p) best.set(s.caseId, { p: v, y: s.right });
+      const list = cases.get(s.caseId);
+      if (list) list.push(s);
+      else cases.set(s.caseId, [s]);
     }
-    return [...best.values()];
+    return [...cases.values()].map((list) => list.sort((a, b) => zOf(b.features) - zOf(a.features)));
   };
-  if (values.dump) {
-    const best = new Map<number, Sample>();
-    for (const s of checkSet) {
-      const b = best.get(s.caseId);
-      if (!b || predictOf(s.features) > predictOf(b.features)) best.set(s.caseId, s);
-    }
-    for (const s of best.values()) if (predictOf(s.features) >= 0.6) log(`dump ${predictOf(s.features).toFixed(2)} ${s.right ? 'RIGHT' : 'wrong'} ${JSON.stringify(s.text)} -> ${s.key} ${JSON.stringify(s.label)} ${JSON.stringify(s.features)}`);
+  const fitCases = byCase(fitSet);
+  const checkCases = byCase(checkSet);
+  // the isotonic map of the primary, fitted on the first half only; knots rounded as stored
+  const knots: [number, number][] = [];
+  for (const [x, y] of isotonicKnots(fitCases.map((c) => ({ x: predictOf(c[0]!.features), y: c[0]!.right ? 1 : 0 })))) {
+    const k: [number, number] = [round(x), round(y)];
+    if (knots.length === 0 || k[0] > knots[knots.length - 1]![0]) knots.push(k);
   }
-  const checkPrimary = reliability(primaries(checkSet, (s) => predictOf(s.features)));
-  const checkAll = reliability(checkSet.map((s) => ({ p: predictOf(s.features), y: s.right })));
-  const fitPrimary = reliability(primaries(fitSet, (s) => predictOf(s.features)));
-  const servedPrimary = reliability(primaries(checkSet, (s) => s.served));
-  const checkCases = new Set(checkSet.map((s) => s.caseId)).size;
-  const primaryRight = primaries(checkSet, (s) => predictOf(s.features)).filter((x) => x.y).length;
+  if (verbose) log(`primary recalibration: ${knots.length} knots from ${fitCases.length} primaries`);
+  /** Confidences as the service reports them: `after` recalibrates the primary and caps the rest at it. */
+  const scored = (cases: Sample[][], after: boolean) =>
+    cases.map((c) => {
+      const first = after ? primaryConfidence(zOf(c[0]!.features), 0, knots) : predictOf(c[0]!.features);
+      const rest = c.slice(1).map((s) => ({ p: after ? Math.min(predictOf(s.features), first) : predictOf(s.features), y: s.right }));
+      return { primary: { p: first, y: c[0]!.right }, rest };
+    });
+  const tables = (cases: Sample[][], after: boolean) => {
+    const s = scored(cases, after);
+    return { primary: reliability(s.map((c) => c.primary)), all: reliability(s.flatMap((c) => [c.primary, ...c.rest])), alternatives: reliability(s.flatMap((c) => c.rest)) };
+  };
+
+  return { weights, knots, zOf, predictOf, fitCases, checkCases, tables };
+}
+
+/** Mean |right - confidence| of the primaries at confidence `from` and above, and their count. */
+function above(r: { bins: ReliabilityBin[] }, from: number): { count: number; gap: number } {
+  const bins = r.bins.filter((b) => b.from >= from - 1e-9 && b.count > 0);
+  const n = bins.reduce((t, b) => t + b.count, 0);
+  return { count: n, gap: n ? bins.reduce((t, b) => t + b.count * Math.abs(b.accuracy - b.mean_confidence), 0) / n : 0 };
+}
+
+/**
+ * How much the primary's recalibration carries to unseen queries: `n` random splits of the
+ * collected queries in two halves (a query's whole and prefix cases stay together), each fitted on
+ * one half and checked on the other.
+ */
+function splits(samples: Sample[], n: number, seed: number, l2: number): void {
+  const queryOf = (s: Sample) => Math.floor(s.caseId / 2);
+  const queries = [...new Set(samples.map(queryOf))];
+  const rows: { before: number; after: number; topBefore: number; topAfter: number }[] = [];
+  for (let r = 0; r < n; r++) {
+    const order = new SeededRandom(seed * 1000 + r).shuffled(queries);
+    const fitQueries = new Set(order.slice(0, Math.floor(order.length / 2)));
+    const fit = samples.filter((s) => fitQueries.has(queryOf(s)));
+    const check = samples.filter((s) => !fitQueries.has(queryOf(s)));
+    const { checkCases, tables } = fitAndCheck(fit, check, l2, false);
+    const before = tables(checkCases, false).primary;
+    const after = tables(checkCases, true).primary;
+    rows.push({ before: before.ece, after: after.ece, topBefore: above(before, 0.6).gap, topAfter: above(after, 0.6).gap });
+    log(`split ${r + 1}/${n}: primary ECE ${before.ece.toFixed(3)} -> ${after.ece.toFixed(3)}, at 0.6 and above |right - confidence| ${above(before, 0.6).gap.toFixed(3)} -> ${above(after, 0.6).gap.toFixed(3)}`);
+  }
+  const mean = (f: (x: (typeof rows)[number]) => number) => (rows.reduce((t, x) => t + f(x), 0) / rows.length).toFixed(3);
+  process.stdout.write(
+    `${n} random splits of ${queries.length} queries in halves: held-out primary ECE ${mean((x) => x.before)} -> ${mean((x) => x.after)} (better in ${rows.filter((x) => x.after < x.before).length}); ` +
+      `at 0.6 and above |right - confidence| ${mean((x) => x.topBefore)} -> ${mean((x) => x.topAfter)} (better in ${rows.filter((x) => x.topAfter < x.topBefore).length}).\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  const queries = positive(values.queries, 'queries');
+  const seed = positive(values.seed, 'seed');
+  const l2 = positive(values.l2, 'l2');
+  const hd = loadHomeDepot();
+  const docs = [...hd.products].map(([id, title]) => ({ id, title, desc: '', manufacturer: '', raw: {} as Record<string, never> }));
+  const random = new SeededRandom(seed);
+  const chosen = random.sample(
+    hd.queries.filter((q) => q.perfect.length > 0),
+    queries,
+  );
+  const half = Math.floor(chosen.length / 2);
+  const cases = chosen.flatMap((q, qi) => {
+    const perfect = new Set(q.perfect);
+    const perfectTitles = q.perfect.map((id) => fold(hd.products.get(id) ?? ''));
+    const split = qi < half ? ('fit' as const) : ('check' as const);
+    const full = fold(q.query);
+    return [
+      { query: q.query, text: q.query, variant: 'full', perfect, perfectTitles, split, full },
+      { query: q.query, text: typingPrefix(q.query), variant: 'prefix60', perfect, perfectTitles, split, full },
+    ];
+  });
+  log(`${docs.length} products, ${chosen.length} queries (${half} to fit, ${chosen.length - half} to check), ${cases.length} cases`);
+  const { samples, caseSplit } = values.samples ? (JSON.parse(readFileSync(values.samples, 'utf8')) as { samples: Sample[]; caseSplit: ('fit' | 'check')[] }) : await collect(docs, cases);
+  if (values.samples) FEATURES = Object.keys(samples[0]?.features ?? {});
+  if (values['save-samples']) writeFileSync(values['save-samples'], JSON.stringify({ samples, caseSplit }));
+
+  if (values.splits) {
+    splits(samples, positive(values.splits, 'splits'), seed, l2);
+    return;
+  }
+  const fitSet = samples.filter((s) => caseSplit[s.caseId] === 'fit');
+  const checkSet = samples.filter((s) => caseSplit[s.caseId] === 'check');
+  const { weights, knots, predictOf, fitCases, checkCases, tables } = fitAndCheck(fitSet, checkSet, l2, true);
+
+  if (values.dump) {
+    for (const c of checkCases) {
+      const s = c[0]!;
+      if (predictOf(s.features) >= 0.6) log(`dump ${predictOf(s.features).toFixed(2)} -> ${recalibrated(predictOf(s.features), knots).toFixed(2)} ${s.right ? 'RIGHT' : 'wrong'} ${JSON.stringify(s.text)} -> ${s.key} ${JSON.stringify(s.label)} ${JSON.stringify(s.features)}`);
+    }
+  }
+  const before = tables(checkCases, false);
+  const after = tables(checkCases, true);
+  const fitPrimary = tables(fitCases, true).primary;
+  // what the service answered during this run (its debug candidates carry the confidences it shows)
+  const servedPrimary = reliability(checkCases.map((c) => ({ p: Math.max(...c.map((s) => s.served)), y: c[0]!.right })));
+  const primaryRight = checkCases.filter((c) => c[0]!.right).length;
+  const checkPrimary = after.primary;
+  const checkAll = after.all;
+  const summary = (name: string, t: ReturnType<typeof tables>) => {
+    const top = above(t.primary, 0.6);
+    return (
+      `${name}: primary ECE ${t.primary.ece.toFixed(3)}, Brier ${t.primary.brier.toFixed(3)}; at confidence 0.6 and above ${top.count} primaries, mean |right - confidence| ${top.gap.toFixed(3)}; ` +
+      `alternatives ECE ${t.alternatives.ece.toFixed(3)}; every candidate ECE ${t.all.ece.toFixed(3)}, Brier ${t.all.brier.toFixed(3)}.`
+    );
+  };
 
   const lines = [
     '',
     `Predict confidence calibration on Home Depot judged queries: ${docs.length} products, ${chosen.length} queries (seed ${seed}), whole query and 60% prefix; ` +
       `fit on ${fitSet.length} candidates of ${half} queries, checked on ${checkSet.length} candidates of the other ${chosen.length - half}.`,
     '',
-    `Primary prediction on the held-out half: ECE ${checkPrimary.ece.toFixed(3)}, Brier ${checkPrimary.brier.toFixed(3)}, right ${primaryRight}/${checkCases} cases; ` +
-      `every candidate: ECE ${checkAll.ece.toFixed(3)}, Brier ${checkAll.brier.toFixed(3)}; primary on the fitted half: ECE ${fitPrimary.ece.toFixed(3)}; ` +
-      `primary with the coefficients the service ran with: ECE ${servedPrimary.ece.toFixed(3)}.`,
+    `Held-out half, primary right in ${primaryRight}/${checkCases.length} cases.`,
+    summary('Before (logistic model alone)', before),
+    summary('After (primary recalibrated, alternatives capped at it)', after),
+    `Primary after recalibration on the fitted half: ECE ${fitPrimary.ece.toFixed(3)}; primary as the service answered during this run: ECE ${servedPrimary.ece.toFixed(3)}.`,
     '',
-    '| confidence | primaries | mean confidence | right |',
-    '|---|---:|---:|---:|',
-    ...bar(checkPrimary.bins),
+    '| confidence | primaries before | mean confidence | right | primaries after | mean confidence | right |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...sideBySide(before.primary.bins, after.primary.bins),
     '',
-    '| confidence | all candidates | mean confidence | right |',
+    '| confidence | all candidates after | mean confidence | right |',
     '|---|---:|---:|---:|',
     ...bar(checkAll.bins),
     '',
     `weights: ${JSON.stringify(weights)}`,
+    `primary_calibration: ${JSON.stringify(knots)}`,
     '',
   ];
   process.stdout.write(lines.join('\n'));
@@ -271,12 +381,14 @@ async function main(): Promise<void> {
     check_primary_ece: round(checkPrimary.ece),
     check_all_ece: round(checkAll.ece),
     check_primary_brier: round(checkPrimary.brier),
+    check_primary_ece_before_recalibration: round(before.primary.ece),
+    primary_calibration_cases: fitCases.length,
   };
   const out = values.out ?? path.join(REPO_ROOT, 'loadtest', 'results', `predict-calibration-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
   writeFileSync(
     out,
-    `${JSON.stringify({ kind: 'predict-calibration', finished_at: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() }, fitted_on: fittedOn, weights, check_primary: checkPrimary, check_all: checkAll, fit_primary: fitPrimary, served_primary: servedPrimary })}\n`,
+    `${JSON.stringify({ kind: 'predict-calibration', finished_at: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() }, fitted_on: fittedOn, weights, primary_calibration: knots, check_primary: checkPrimary, check_all: checkAll, check_primary_before: before.primary, check_all_before: before.all, fit_primary: fitPrimary, served_primary: servedPrimary })}\n`,
   );
   log(`wrote ${path.relative(process.cwd(), path.resolve(out))}`);
   if (values.write) {
@@ -290,6 +402,10 @@ async function main(): Promise<void> {
       '  weights: {',
       ...Object.entries(weights).map(([k, v]) => `    ${k}: ${v},`),
       '  },',
+      '  // isotonic map of the primary prediction: [model probability, observed rate]',
+      '  primary_calibration: [',
+      ...knots.map(([x, y]) => `    [${x}, ${y}],`),
+      '  ],',
       '} as const;',
       '',
     ].join('\n');

@@ -1,9 +1,11 @@
 // The calibration arithmetic: the logistic fit recovers known coefficients from data drawn from
-// them, the reliability table and ECE match a hand computation, and the labelling rule follows
-// its definition.
+// them, the isotonic recalibration pools violators as by hand and is monotone, the service's map
+// interpolates the knots it fits, the reliability table and ECE match a hand computation, and the
+// labelling rule follows its definition.
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../data/seeded-random.js';
-import { fitLogistic, fold, isRight, reliability, sigmoid } from '../relevance/calibration-math.js';
+import { primaryConfidence, recalibrated } from '../../router/predict-model.js';
+import { fitLogistic, fold, isotonicBlocks, isotonicKnots, isRight, reliability, sigmoid } from '../relevance/calibration-math.js';
 
 describe('fitLogistic', () => {
   it('recovers the coefficients of data drawn from a logistic model', () => {
@@ -35,6 +37,89 @@ describe('fitLogistic', () => {
     expect(Math.abs(loose[1]!)).toBeGreaterThan(1);
     // with the feature shrunk away, the bias alone fits the base rate 3/4
     expect(sigmoid(tight[0]!)).toBeCloseTo(0.75, 2);
+  });
+});
+
+describe('isotonicKnots (pool-adjacent-violators)', () => {
+  it('pools a known input as by hand', () => {
+    // 1 | 0 violates -> {1,2}: 0.5; then 0 violates -> {1,2,3}: 1/3; 1 fine; 1 ties 1 -> {4,5}: 1
+    const knots = isotonicKnots([1, 0, 0, 1, 1].map((y, i) => ({ x: i + 1, y })));
+    expect(knots).toHaveLength(2);
+    expect(knots[0]![0]).toBeCloseTo(2);
+    expect(knots[0]![1]).toBeCloseTo(1 / 3);
+    expect(knots[1]).toEqual([4.5, 1]);
+    // already increasing: every point is a knot; input order does not matter
+    expect(isotonicKnots([{ x: 3, y: 0.9 }, { x: 1, y: 0.1 }, { x: 2, y: 0.5 }])).toEqual([[1, 0.1], [2, 0.5], [3, 0.9]]);
+    // equal x are one point of the function
+    expect(isotonicKnots([{ x: 1, y: 0 }, { x: 1, y: 1 }, { x: 2, y: 1 }])).toEqual([[1, 0.5], [2, 1]]);
+    expect(isotonicKnots([])).toEqual([]);
+  });
+
+  it('is strictly increasing and the least-squares monotone fit (brute force over contiguous runs)', () => {
+    const random = new SeededRandom(11);
+    for (let run = 0; run < 200; run++) {
+      const points = Array.from({ length: 1 + Math.floor(random.next() * 12) }, () => ({ x: Math.floor(random.next() * 7) / 7, y: random.next() < 0.4 ? 1 : 0 }));
+      const blocks = isotonicBlocks(points);
+      expect(blocks.map((b) => [b.x, b.y])).toEqual(isotonicKnots(points));
+      for (let i = 1; i < blocks.length; i++) {
+        expect(blocks[i]!.x).toBeGreaterThan(blocks[i - 1]!.x);
+        expect(blocks[i]!.y).toBeGreaterThan(blocks[i - 1]!.y);
+      }
+      // fitted values: each block's mean over its points, in x order
+      const ys = [...points].sort((p, q) => p.x - q.x).map((p) => p.y);
+      expect(blocks.reduce((t, b) => t + b.n, 0)).toBe(ys.length);
+      const fitted = blocks.flatMap((b) => new Array<number>(b.n).fill(b.y));
+      const sse = (values: number[]) => values.reduce((t, v, i) => t + (v - ys[i]!) ** 2, 0);
+      // the optimum is a split of the distinct x into contiguous runs, each at its mean, rising
+      const xs = [...new Set(points.map((p) => p.x))].sort((p, q) => p - q);
+      const groups = xs.map((x) => ys.filter((_, i) => [...points].sort((p, q) => p.x - q.x)[i]!.x === x));
+      let optimum = Infinity;
+      for (let cuts = 0; cuts < 1 << (xs.length - 1); cuts++) {
+        const runs: number[][] = [[...groups[0]!]];
+        for (let g = 1; g < groups.length; g++) {
+          if (cuts & (1 << (g - 1))) runs.push([...groups[g]!]);
+          else runs[runs.length - 1]!.push(...groups[g]!);
+        }
+        const means = runs.map((r) => r.reduce((t, v) => t + v, 0) / r.length);
+        if (means.some((m, i) => i > 0 && m < means[i - 1]!)) continue;
+        optimum = Math.min(optimum, sse(runs.flatMap((r, i) => new Array<number>(r.length).fill(means[i]!))));
+      }
+      expect(sse(fitted)).toBeCloseTo(optimum, 10);
+    }
+  });
+});
+
+describe('the recalibration the service applies', () => {
+  const knots: [number, number][] = [
+    [0.1, 0.05],
+    [0.5, 0.4],
+    [0.75, 0.6],
+  ];
+  it('interpolates between knots and is flat beyond them', () => {
+    expect(recalibrated(0.5, knots)).toBeCloseTo(0.4);
+    expect(recalibrated(0.3, knots)).toBeCloseTo(0.225);
+    expect(recalibrated(0.625, knots)).toBeCloseTo(0.5);
+    expect(recalibrated(0.01, knots)).toBe(0.05);
+    expect(recalibrated(0.99, knots)).toBe(0.6);
+    expect(recalibrated(0.3, [])).toBe(0.3);
+  });
+  it('never reorders: monotone over [0, 1], inside [0, 1]', () => {
+    let last = -1;
+    for (let p = 0; p <= 1; p += 0.001) {
+      const v = recalibrated(p, knots);
+      expect(v).toBeGreaterThanOrEqual(last);
+      expect(v).toBeGreaterThanOrEqual(0);
+      expect(v).toBeLessThanOrEqual(1);
+      last = v;
+    }
+  });
+  it('maps the primary through the knots, then adds the fixed log-odds of other signals', () => {
+    const z = Math.log(0.8 / 0.2);
+    expect(primaryConfidence(z, 0, [[0.2, 0.1], [0.8, 0.6]])).toBe(0.6);
+    expect(primaryConfidence(0, 0, [[0.2, 0.1], [0.8, 0.6]])).toBeCloseTo(0.35, 4);
+    // a signal the data does not carry still adds its log-odds to the recalibrated probability
+    expect(primaryConfidence(z, Math.log(3), [[0.2, 0.1], [0.8, 0.6]])).toBeCloseTo(sigmoid(Math.log(0.6 / 0.4) + Math.log(3)), 4);
+    expect(primaryConfidence(z, 0, [])).toBe(0.8);
   });
 });
 

@@ -1,7 +1,8 @@
 // End-to-end tests of the engagement loop over real HTTP on real Best Buy products: events sent
 // with a public key change what autocomplete and typeahead answer right away (the response
 // cache follows), personalization by user_id on paid plans only, the index schema's `events`
-// settings (mined query minimum and exclusions), and events deleted with their index.
+// settings (mined query minimum and exclusions), events deleted with their index, every field and
+// its 422, the keys that may send events, tenant isolation and the per-key rate limit.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
@@ -12,9 +13,9 @@ interface Suggestion {
   type: string;
   title: string;
   score: number;
-  metadata?: { concepts: string[]; behavior?: { boost: number; personal: number; query: number; injected: boolean } };
+  metadata?: { concepts: string[]; behavior?: { boost: number; popularity: number; personal: number; query: number; injected: boolean } };
 }
-type Body = { suggestions: Suggestion[]; code?: string; accepted?: number; ignored?: number; unknown_document_ids?: string[] };
+type Body = { suggestions: Suggestion[]; code?: string; detail?: string | { loc: (string | number)[]; msg: string; type: string }[]; accepted?: number; ignored?: number; unknown_document_ids?: string[] };
 
 export function registerEventsSuite(name: string, target: () => SuiteTarget, opts: { parts: number }): void {
   describe(name, () => {
@@ -27,10 +28,12 @@ export function registerEventsSuite(name: string, target: () => SuiteTarget, opt
     const index = 'bestbuy';
     const docs = bestBuyDocuments().slice(0, 1500);
     const get = (path: string, k = pub) => api.call<Body>('GET', path, { key: k });
-    const click = (body: unknown, k = pub) => api.call<Body>('POST', '/v1/events/click', { key: k, body });
+    const click = (body: unknown, k = pub, headers?: Record<string, string>) => api.call<Body>('POST', '/v1/events/click', { key: k, body, ...(headers ? { headers } : {}) });
+    let adminKey: string;
 
     beforeAll(async () => {
       const t = target();
+      adminKey = t.adminKey;
       api = new ApiClient(t.urls[0]!);
       await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
       for (const [id, plan] of [
@@ -127,6 +130,143 @@ export function registerEventsSuite(name: string, target: () => SuiteTarget, opt
       const free = await api.call<{ code: string }>('GET', `/v1/autocomplete?index=${index}&query=tv&user_id=u`, { key: freePub });
       expect(free.status).toBe(403);
       expect(free.body.code).toBe('plan_required');
+    });
+
+    it('takes every field and type (purchase > add_to_cart > click), and index defaults to `default`', async () => {
+      const path = `/v1/autocomplete?index=${index}&query=${encodeURIComponent('speaker')}&limit=50`;
+      const before = (await get(path)).body.suggestions;
+      const [a, b, c] = before.slice(-3);
+      for (const doc of [a, b, c]) expect(doc?.metadata?.behavior?.boost ?? 1).toBe(1);
+      const query = 'zqx weighted';
+      const at = Date.now() - 60_000;
+      for (const [doc, type] of [
+        [a!, 'purchase'],
+        [b!, 'add_to_cart'],
+        [c!, 'click'],
+      ] as const) {
+        const res = await click({ index, doc_id: doc.id, query, position: 3, user_id: 'weigher', session_id: `w-${type}`, type, timestamp: at });
+        expect(res.status, type).toBe(200);
+        expect(res.body).toEqual({ accepted: 1, ignored: 0, unknown_document_ids: [] });
+      }
+      const res = await get(path);
+      const boost = (id: string) => res.body.suggestions.find((x) => x.id === id)?.metadata?.behavior?.boost ?? 0;
+      expect(boost(a!.id)).toBeGreaterThan(boost(b!.id));
+      expect(boost(b!.id)).toBeGreaterThan(boost(c!.id));
+      expect(boost(c!.id)).toBeGreaterThan(1);
+      // without `index` the event goes to the index `default`, which this tenant does not have
+      const dflt = await click({ doc_id: a!.id });
+      expect(dflt.status).toBe(404);
+      expect(dflt.body.code).toBe('index_not_found');
+      expect(dflt.body.detail).toContain("'default'");
+    });
+
+    it('refuses bad fields with 422 and {detail: [{loc, msg, type}]}', async () => {
+      const id = docs[0]!.id;
+      const cases: [unknown, (string | number)[]][] = [
+        [{ index }, ['body', 'doc_id']],
+        [{ index, doc_id: '' }, ['body', 'doc_id']],
+        [{ index, doc_id: 7 }, ['body', 'doc_id']],
+        [{ index, doc_id: id, type: 'view' }, ['body', 'type']],
+        [{ index, doc_id: id, type: 'CLICK' }, ['body', 'type']],
+        [{ index, doc_id: id, position: 0 }, ['body', 'position']],
+        [{ index, doc_id: id, position: 1001 }, ['body', 'position']],
+        [{ index, doc_id: id, position: 2.5 }, ['body', 'position']],
+        [{ index, doc_id: id, query: 'x'.repeat(513) }, ['body', 'query']],
+        [{ index, doc_id: id, query: 3 }, ['body', 'query']],
+        [{ index, doc_id: id, user_id: '' }, ['body', 'user_id']],
+        [{ index, doc_id: id, user_id: 'u'.repeat(257) }, ['body', 'user_id']],
+        [{ index, doc_id: id, session_id: 5 }, ['body', 'session_id']],
+        [{ index, doc_id: id, timestamp: Date.now() + 10 * 60_000 }, ['body', 'timestamp']],
+        [{ index, doc_id: id, timestamp: '2026-01-01' }, ['body', 'timestamp']],
+        [{ index, doc_id: id, timestamp: 1000 }, ['body', 'timestamp']],
+        [{ index: 'bad index!', doc_id: id }, ['body', 'index']],
+        [{ index, doc_id: id, clicked: true }, ['body', 'clicked']],
+        [{ events: [] }, ['body', 'events']],
+        [{ events: Array.from({ length: 101 }, () => ({ index, doc_id: id })) }, ['body', 'events']],
+        [{ events: [{ index, doc_id: id }, { index, query: 'no doc' }] }, ['body', 'events', 1, 'doc_id']],
+        [{ events: [{ index, doc_id: id, colour: 'red' }] }, ['body', 'events', 0, 'colour']],
+        [{ events: [{ index, doc_id: id }], index }, ['body', 'index']],
+      ];
+      for (const [body, loc] of cases) {
+        const res = await click(body);
+        const what = JSON.stringify(body).slice(0, 80);
+        expect(res.status, what).toBe(422);
+        const detail = res.body.detail as { loc: (string | number)[]; msg: string; type: string }[];
+        expect(detail.map((d) => d.loc), what).toContainEqual(loc);
+        for (const d of detail) {
+          expect(typeof d.msg, what).toBe('string');
+          expect(d.msg.length, what).toBeGreaterThan(0);
+          expect(typeof d.type, what).toBe('string');
+        }
+      }
+      // nothing of a refused batch is stored, even its valid events
+      const probe = docs[1]!.id;
+      expect((await click({ events: [{ index, doc_id: probe, query: 'zqx refused' }, { index, doc_id: probe, position: 0 }] })).status).toBe(422);
+      const after = await get(`/v1/autocomplete?index=${index}&query=${encodeURIComponent('zqx refused')}`);
+      expect(after.body.suggestions.every((x) => x.metadata?.behavior === undefined)).toBe(true);
+    });
+
+    it('takes public, private and admin keys; 401 without a known key, 403 for another tenant', async () => {
+      const id = docs[2]!.id;
+      expect((await click({ index, doc_id: id }, key)).status).toBe(200);
+      expect((await click({ index, doc_id: id }, adminKey, { 'x-tenant-id': tenant })).status).toBe(200);
+      expect((await api.call<Body>('POST', `/v1/events/click?tenant_id=${tenant}`, { key: adminKey, body: { index, doc_id: id } })).status).toBe(200);
+      const missing = await api.call<Body>('POST', '/v1/events/click', { body: { index, doc_id: id } });
+      expect(missing.status).toBe(401);
+      expect(missing.body.code).toBe('missing_api_key');
+      expect((await click({ index, doc_id: id }, 'not-a-key')).status).toBe(401);
+      for (const [how, res] of [
+        ['header', await click({ index, doc_id: id }, freePub, { 'x-tenant-id': tenant })],
+        ['query', await api.call<Body>('POST', `/v1/events/click?tenant_id=${tenant}`, { key: freePub, body: { index, doc_id: id } })],
+        ['body', await click({ index, doc_id: id, tenant_id: tenant }, freePub)],
+      ] as const) {
+        expect(res.status, how).toBe(403);
+        expect(res.body.code, how).toBe('forbidden_tenant');
+      }
+    });
+
+    it('keeps tenants apart: same index name, same documents, separate events', async () => {
+      // the free tenant's index of the same name holds the first 50 documents
+      const shared = docs[20]!;
+      const word = shared.title.split(/\s+/)[0]!.toLowerCase();
+      const events = Array.from({ length: 4 }, (_, i) => ({ index, doc_id: shared.id, query: word, session_id: `iso-${i}`, type: 'purchase' }));
+      expect((await click({ events })).status).toBe(200);
+      const path = `/v1/autocomplete?index=${index}&query=${encodeURIComponent(word)}&limit=50`;
+      const mine = (await get(path)).body.suggestions.find((x) => x.id === shared.id);
+      expect(mine?.metadata?.behavior?.boost ?? 0).toBeGreaterThan(1);
+      const theirs = await get(path, freePub);
+      expect(theirs.status).toBe(200);
+      const same = theirs.body.suggestions.find((x) => x.id === shared.id);
+      expect(same).toBeDefined();
+      expect(same!.metadata?.behavior?.boost ?? 1).toBe(1);
+      expect(same!.metadata?.behavior?.popularity ?? 0).toBe(0);
+      // a document only the other tenant has is unknown here
+      const onlyPro = docs[200]!.id;
+      const unknown = await click({ index, doc_id: onlyPro }, freePub);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.code).toBe('document_not_found');
+    });
+
+    it('rate limits per key: 429 rate_limited with Retry-After once the burst is spent, then recovers', async () => {
+      const limitedKey = (await api.call<{ key: string }>('POST', `/v1/admin/tenants/${tenant}/keys`, { key: adminKey, body: { kind: 'public', name: 'burst' } })).body.key;
+      // default burst 1,000 events per key: 25 concurrent batches of 100 cannot all pass
+      const batch = { events: Array.from({ length: 100 }, (_, i) => ({ index, doc_id: `no-such-${i}` })) };
+      const results = await Promise.all(Array.from({ length: 25 }, () => click(batch, limitedKey)));
+      const passed = results.filter((x) => x.status === 200);
+      const limited = results.filter((x) => x.status === 429);
+      expect(passed.length + limited.length).toBe(25);
+      expect(passed.length).toBeGreaterThanOrEqual(10);
+      expect(limited.length).toBeGreaterThan(0);
+      for (const x of passed) expect(x.body).toMatchObject({ accepted: 0, ignored: 100 });
+      const first = limited[0]!;
+      expect(first.body.code).toBe('rate_limited');
+      const wait = Number(first.headers.get('retry-after'));
+      expect(Number.isInteger(wait)).toBe(true);
+      expect(wait).toBeGreaterThanOrEqual(1);
+      // the tenant's other keys have their own buckets
+      expect((await click({ index, doc_id: docs[3]!.id })).status).toBe(200);
+      await new Promise((res) => setTimeout(res, wait * 1000 + 100));
+      expect((await click({ index, doc_id: docs[3]!.id }, limitedKey)).status).toBe(200);
     });
 
     it('deletes the events with the index', async () => {

@@ -3,6 +3,8 @@
 // response shape, the schema's predict object (enabled, default_types, action_mappings,
 // intent_rules), allowed types, include flags, plan gating, tenancy and hostile input.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PREDICT_MODEL } from '../../router/predict-coefficients.js';
+import { confidenceOf, primaryConfidence } from '../../router/predict-model.js';
 import { ApiClient, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
 import { bestBuyDocuments } from './search-suite.js';
@@ -32,7 +34,7 @@ interface PredictBody {
   prediction: Prediction | null;
   alternatives: Prediction[];
   supporting_suggestions: { id: string; type: string; title: string; score: number }[];
-  debug: null | { candidates: { type: string; features: Record<string, number> | null; confidence: number; source: string }[]; context: unknown; allowed_types: string[] };
+  debug: null | { candidates: { type: string; features: Record<string, number> | null; log_odds: number; confidence: number; source: string; reason_codes: string[] }[]; context: unknown; allowed_types: string[] };
 }
 
 const TYPES = ['destination', 'intent', 'product', 'category', 'content', 'workflow'];
@@ -133,6 +135,27 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
       expect(JSON.stringify(doc.components.schemas['PredictResponse'])).toContain('behavioral_boost');
     });
 
+    it('recalibrates the primary as the best of its candidates and shows no alternative above it', async () => {
+      let moved = 0;
+      for (const query of ['sams', 'samsung galaxy', 'iphone se', 'hdmi', 'wireless headph']) {
+        const r = await predict({ index, query, limit: 20, include: { debug: true } });
+        expect(r.status).toBe(200);
+        const p = r.body.prediction!;
+        const [first, ...rest] = r.body.debug!.candidates;
+        // a scored candidate with no behaviour or merchandising (nothing clicked or ruled yet)
+        expect(first!.features, query).not.toBeNull();
+        expect(p.reason_codes, query).not.toContain('behavioral_boost');
+        const expected = primaryConfidence(first!.log_odds, 0);
+        expect(p.confidence, query).toBeCloseTo(expected, 3);
+        expect(p.confidence, query).toBeLessThanOrEqual(PREDICT_MODEL.primary_calibration.at(-1)![1]);
+        if (Math.abs(expected - confidenceOf(first!.log_odds)) > 0.005) moved++;
+        for (const a of r.body.alternatives) expect(a.confidence, query).toBeLessThanOrEqual(p.confidence);
+        // every other candidate keeps the model's probability, capped at the primary's
+        for (const c of rest) if (c.features) expect(c.confidence, query).toBeCloseTo(Math.min(confidenceOf(c.log_odds), p.confidence), 3);
+      }
+      expect(moved).toBeGreaterThan(0);
+    });
+
     it('maps each type to its action: destination, intent, product, category, content, workflow', async () => {
       const brand = await predict({ index, query: 'samsung', allowed_types: ['destination'] });
       expect(brand.body.prediction).toMatchObject({ type: 'destination', label: 'Samsung', action: { kind: 'navigate', method: 'GET', target: '/brands/samsung' }, entity: { object: 'brand' } });
@@ -226,13 +249,34 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
         [{ index: 'bad index!', query: 'sams' }, ['body', 'index']],
         [{ index, query: 'sams', filters: { price: { between: 3 } } }, ['body', 'filters']],
         [{ index, query: 'sams', user_id: '' }, ['body', 'user_id']],
+        [{ index, query: 'sams', user_id: 42 }, ['body', 'user_id']],
+        [{ index, query: 'sams', user_id: 'u'.repeat(257) }, ['body', 'user_id']],
+        [{ index, query: 'sams', context: 'search_box' }, ['body', 'context']],
+        [{ index, query: 'sams', context: null }, ['body', 'context']],
+        [{ index, query: 'sams', context: { surface: 'x'.repeat(129) } }, ['body', 'context', 'surface']],
+        [{ index, query: 'sams', context: { locale: ['en'] } }, ['body', 'context', 'locale']],
+        [{ index, query: 'sams', context: { page_type: null } }, ['body', 'context', 'page_type']],
+        [{ index, query: 'sams', allowed_types: null }, ['body', 'allowed_types']],
+        [{ index, query: 'sams', allowed_types: ['Product'] }, ['body', 'allowed_types', 0]],
+        [{ index, query: 'sams', filters: ['manufacturer'] }, ['body', 'filters']],
+        [{ index, query: 'sams', limit: '5' }, ['body', 'limit']],
+        [{ index, query: 'sams', include: null }, ['body', 'include']],
+        [{ index: 7, query: 'sams' }, ['body', 'index']],
       ];
       for (const [body, loc] of cases) {
         const r = await bad(body);
         expect(r.status, JSON.stringify(body).slice(0, 80)).toBe(422);
         expect(r.body.detail.map((d) => d.loc.slice(0, loc.length))).toContainEqual(loc);
-        for (const d of r.body.detail) expect(d.msg.length).toBeGreaterThan(0);
+        expect(Object.keys(r.body)).toEqual(['detail']);
+        for (const d of r.body.detail) {
+          expect(Object.keys(d).sort()).toEqual(['loc', 'msg', 'type']);
+          expect(d.msg.length).toBeGreaterThan(0);
+          expect(typeof d.type).toBe('string');
+          expect(d.type.length).toBeGreaterThan(0);
+        }
       }
+      // an empty context is a context with nothing in it
+      expect((await predict({ index, query: 'sams', context: {} })).status).toBe(200);
       const notJson = await api.call<{ detail: Issue[] }>('POST', '/v1/predict', { key: pub, headers: { 'content-type': 'application/json' }, rawBody: '{"query": "sams",' });
       expect(notJson.status).toBe(422);
       const array = await api.call('POST', '/v1/predict', { key: pub, headers: { 'content-type': 'application/json' }, rawBody: '["sams"]' });
@@ -246,6 +290,60 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.prediction).not.toBeNull();
       for (const p of [r.body.prediction!, ...r.body.alternatives]) expect(p.label).toMatch(/samsung/i);
+    });
+
+    it('applies range filters, and filters the products among supporting suggestions too', async () => {
+      const doc = async (id: string) => (await api.call<{ manufacturer: string; raw: { price: number } }>('GET', `/v1/indexes/${index}/documents/${encodeURIComponent(id)}`, { key })).body;
+      const products = (b: PredictBody) => [b.prediction, ...b.alternatives].filter((p): p is Prediction => p !== null && p.entity.object === 'product');
+      const pricey = await predict({ index, query: 'samsung', allowed_types: ['product'], filters: { price: { gte: 600 } }, limit: 10 });
+      expect(pricey.status).toBe(200);
+      expect(products(pricey.body).length).toBeGreaterThan(0);
+      for (const p of products(pricey.body)) expect((await doc(p.entity.id)).raw.price, p.label).toBeGreaterThanOrEqual(600);
+      const cheap = await predict({ index, query: 'samsung', allowed_types: ['product'], filters: { price: { lt: 50 } }, limit: 10 });
+      for (const p of products(cheap.body)) expect((await doc(p.entity.id)).raw.price, p.label).toBeLessThan(50);
+      // the unfiltered answer suggests products of several brands for "headphones"; the one
+      // filtered to Belkin only Belkin products (and phrases)
+      const open = await predict({ index, query: 'headphones' });
+      const productSuggestions = (b: PredictBody) => b.supporting_suggestions.filter((x) => x.type === 'product');
+      const others = async (b: PredictBody) => (await Promise.all(productSuggestions(b).map(async (x) => (await doc(x.id)).manufacturer))).filter((m) => m !== 'Belkin');
+      expect((await others(open.body)).length).toBeGreaterThan(0);
+      const filtered = await predict({ index, query: 'headphones', filters: { manufacturer: ['Belkin'] } });
+      expect(filtered.status).toBe(200);
+      expect(filtered.body.supporting_suggestions.length).toBeGreaterThan(0);
+      expect(await others(filtered.body)).toEqual([]);
+    });
+
+    it('takes public, private and admin keys for the tenant they name; 403 for another tenant by header or query', async () => {
+      const t = target();
+      const body = { index, query: 'sams' };
+      const viaPublic = await predict(body);
+      expect((await predict(body, key)).body.prediction).toEqual(viaPublic.body.prediction);
+      expect((await api.call('POST', '/v1/predict', { key: t.adminKey, body, headers: { 'x-tenant-id': tenant } })).status).toBe(200);
+      expect((await api.call('POST', `/v1/predict?tenant_id=${tenant}`, { key: t.adminKey, body })).status).toBe(200);
+      const unnamed = await api.call<{ detail: Issue[] }>('POST', '/v1/predict', { key: t.adminKey, body });
+      expect(unnamed.status).toBe(422);
+      expect(unnamed.body.detail[0]!.loc).toEqual(['query', 'tenant_id']);
+      expect((await api.call('POST', '/v1/predict', { key: pub, body, headers: { 'x-tenant-id': tenant } })).status).toBe(200);
+      const missing = await api.call<{ code: string }>('POST', '/v1/predict', { body });
+      expect(missing.body.code).toBe('missing_api_key');
+      const other = `pother-${Math.random().toString(36).slice(2, 8)}`;
+      expect((await api.call('POST', '/v1/admin/tenants', { key: t.adminKey, body: { tenant_id: other, name: 'Other', plan: 'pro' } })).status).toBe(200);
+      const otherKey = (await api.call<{ key: string }>('POST', `/v1/admin/tenants/${other}/keys`, { key: t.adminKey, body: { kind: 'private', name: 'w' } })).body.key;
+      for (const res of [
+        await api.call<{ code: string }>('POST', '/v1/predict', { key: otherKey, body, headers: { 'x-tenant-id': tenant } }),
+        await api.call<{ code: string }>('POST', `/v1/predict?tenant_id=${tenant}`, { key: otherKey, body }),
+      ]) {
+        expect(res.status).toBe(403);
+        expect(res.body.code).toBe('forbidden_tenant');
+      }
+      // the same index name in another tenant is another index
+      expect((await api.call('POST', '/v1/indexes', { key: otherKey, body: { index_id: index, name: 'Other' } })).status).toBe(200);
+      expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key: otherKey, body: { documents: [{ id: 'o-1', title: 'Samsonite Carry-On Suitcase', desc: '', manufacturer: 'Samsonite', raw: {} }] } })).status).toBe(200);
+      const theirs = await predict(body, otherKey);
+      expect(theirs.status).toBe(200);
+      for (const p of [theirs.body.prediction, ...theirs.body.alternatives]) if (p?.entity.object === 'product') expect(p.entity.id).toBe('o-1');
+      const ours = await predict(body);
+      expect([ours.body.prediction, ...ours.body.alternatives].some((p) => p?.entity.id === 'o-1')).toBe(false);
     });
 
     it('answers 404, 401 and 403 for unknown indexes, keys and tenants', async () => {
@@ -331,6 +429,23 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
         expect(p.action.target).toMatch(/^https:\/\//);
         expect(p.label).toBe('Apple');
         expect(p.reason_codes).toContain('action_mapping');
+      } finally {
+        expect((await putSchema({})).status).toBe(200);
+      }
+    });
+
+    it('maps an action only for documents that have the mapped field; the others keep their type\'s action', async () => {
+      try {
+        const mappings = { content: { target_field: 'url', label_field: 'desc' }, workflow: { target_field: 'url', label_field: 'desc' } };
+        expect((await putSchema({ predict: { action_mappings: mappings } })).status).toBe(200);
+        await waitFor(async () => (await predict({ index, query: 'returns policy', allowed_types: ['content'] })).body.prediction?.action.target === '/help/returns', 10_000, 'mapping');
+        const mapped = await predict({ index, query: 'returns policy', allowed_types: ['content'] });
+        expect(mapped.body.prediction).toMatchObject({ label: 'How to return a product', action: { kind: 'navigate', target: '/help/returns', method: 'GET' }, entity: { id: 'help-returns' } });
+        expect(mapped.body.prediction!.reason_codes).toContain('action_mapping');
+        // the workflow document has no url: its default action and label, no action_mapping code
+        const unmapped = await predict({ index, query: 'trade-in', allowed_types: ['workflow'] });
+        expect(unmapped.body.prediction).toMatchObject({ label: 'Trade-in your old phone', action: { kind: 'start_workflow', target: '/workflows/wf-tradein', method: 'POST' } });
+        expect(unmapped.body.prediction!.reason_codes).not.toContain('action_mapping');
       } finally {
         expect((await putSchema({})).status).toBe(200);
       }

@@ -175,7 +175,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
         '409 `predict_disabled`; an index without a predict object predicts with every type. The query is normalized and spell-corrected like typeahead; ' +
         'candidates come from the precomputed suggestion tables (brand -> destination, category -> category, phrases -> intent, products) and from document ' +
         "retrieval (products, or the type a document declares in raw.predict_type), plus the schema's intent_rules. `confidence` is a calibrated probability " +
-        '(logistic model fitted on judged queries; see BENCHMARKS.md). `filters` restrict the documents considered; `context` is accepted and reported in debug. ' +
+        '(logistic model fitted on judged queries, the primary prediction recalibrated as the best of its candidates; no alternative above it; see BENCHMARKS.md). `filters` restrict the documents considered; `context` is accepted and reported in debug. ' +
         '`user_id` needs a paid plan (403 `plan_required`).',
       tags,
       beta: true,

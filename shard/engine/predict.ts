@@ -119,7 +119,8 @@ export function predictCandidates(source: PredictSource, req: PredictRequest): P
   return {
     normalized_query: ac.normalized_query,
     corrected_query: ac.corrected_query ?? ta.corrected_query,
-    suggestions: ta.suggestions.map((s) => ({ id: s.id, type: s.type, title: s.title, score: s.score })),
+    // supporting suggestions follow the same rule: no product the filters did not let through
+    suggestions: ta.suggestions.filter((s) => !req.filters || s.type !== 'product' || retrieved.has(s.id)).map((s) => ({ id: s.id, type: s.type, title: s.title, score: s.score })),
     candidates,
   };
 }
