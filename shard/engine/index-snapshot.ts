@@ -33,7 +33,7 @@ export type VocabularyKind = 'suggestive' | 'any';
  * snapshot, not a new large segment), both vocabulary kinds and every result limit.
  */
 const walks = new WeakMap<Segment, Map<string, FuzzyMatch[]>>();
-const MAX_WALKS_PER_SEGMENT = 4096;
+const MAX_WALKS_PER_SEGMENT = 16_384;
 
 function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean): FuzzyMatch[] {
   let memo = walks.get(s);
@@ -159,7 +159,7 @@ export class IndexSnapshot {
     const cached = this.fuzzyCache.get(cacheKey);
     if (cached !== undefined) return cached;
     const result = this.fuzzyTermsUncached(word, maxEdits, prefix, kind, limit);
-    if (this.fuzzyCache.size >= 4096) this.fuzzyCache.clear();
+    if (this.fuzzyCache.size >= 16_384) this.fuzzyCache.clear();
     this.fuzzyCache.set(cacheKey, result);
     return result;
   }
