@@ -97,6 +97,9 @@ interface Expansion {
   term: string;
   factor: number;
   typos: number;
+  /** the term's id in `seg`, when the expansion came from that segment's table (saves a lookup) */
+  seg: Segment | null;
+  id: number;
 }
 
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
@@ -178,9 +181,10 @@ function splitUnknownCompounds(snapshot: IndexSnapshot, words: QueryWord[]): Que
 
 function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy: boolean): Expansion[] {
   const out = new Map<string, Expansion>();
-  const put = (term: string, factor: number, typos: number): void => {
+  const put = (term: string, factor: number, typos: number, seg: Segment | null = null, id = -1): void => {
     const prev = out.get(term);
-    if (prev === undefined || prev.factor < factor) out.set(term, { term, factor, typos });
+    if (prev === undefined) out.set(term, { term, factor, typos, seg, id });
+    else if (prev.factor < factor) out.set(term, seg === null ? { term, factor, typos, seg: prev.seg, id: prev.id } : { term, factor, typos, seg, id });
   };
   put(w.term, 1, 0);
   // while a word is typed, "sams" is more likely the start of "samsung" than a plural of "sam"
@@ -188,16 +192,18 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
   if (isPrefix) {
     // completions, most frequent first; the closer to fully typed, the closer to a full match
     const cap = maxExpansions(w.term.length);
-    const seen = new Map<string, number>();
+    const seen = new Map<string, { df: number; seg: Segment; id: number }>();
     for (const seg of snapshot.segments) {
       const [lo, hi] = seg.terms.prefixRange(w.term);
       for (const t of frequentCompletions(seg, lo, hi, cap)) {
         const term = seg.terms.termAt(t);
-        seen.set(term, (seen.get(term) ?? 0) + (seg.termDf[t] as number));
+        const c = seen.get(term);
+        if (c === undefined) seen.set(term, { df: seg.termDf[t] as number, seg, id: t });
+        else c.df += seg.termDf[t] as number;
       }
     }
-    const completions = [...seen].sort((a, b) => b[1] - a[1]).slice(0, cap);
-    for (const [term] of completions) put(term, completionFactor(w.term.length, term.length), 0);
+    const completions = [...seen].sort((a, b) => b[1].df - a[1].df).slice(0, cap);
+    for (const [term, c] of completions) put(term, completionFactor(w.term.length, term.length), 0, c.seg, c.id);
   }
   // Typo neighbours only for words the index does not know well: a frequent word is meant as
   // typed, and skipping the walk keeps common queries cheap.
@@ -214,7 +220,7 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
           const [lo, hi] = seg.terms.prefixRange(m.matched);
           for (const t of frequentCompletions(seg, lo, hi, 8)) {
             const term = seg.terms.termAt(t);
-            put(term, f * completionFactor(m.matched.length, term.length), m.distance);
+            put(term, f * completionFactor(m.matched.length, term.length), m.distance, seg, t);
           }
         }
       } else {
@@ -292,7 +298,7 @@ function searchSegment(
 
   // With every word required, the rarest word goes first and later words only score the
   // documents that matched all earlier ones.
-  const termIds = expansions.map((list) => list.map((e) => seg.terms.get(e.term)));
+  const termIds = expansions.map((list) => list.map((e) => (e.seg === seg ? e.id : seg.terms.get(e.term))));
   const order = active.slice();
   const na = order.length;
   if (all) {
