@@ -92,18 +92,32 @@ export class PrefixIndex {
 
   /** First id after `from` whose first `depth` code units differ from those of term `from`. */
   skipPrefix(from: number, depth: number): number {
-    const s = this.offsets[from] as number;
+    // The fuzzy walk skips mostly small subtrees: gallop from `from` (1, 2, 4, ... terms ahead)
+    // to bracket the end, then binary-search the bracket, instead of searching the whole table.
     let lo = from + 1;
-    let hi = this.size;
+    let step = 1;
+    let hi = lo;
+    while (hi < this.size && this.sharesPrefix(hi, from, depth)) {
+      lo = hi + 1;
+      hi += step;
+      step <<= 1;
+    }
+    if (hi > this.size) hi = this.size;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const ms = this.offsets[mid] as number;
-      let same = this.lengthOf(mid) >= depth;
-      for (let i = 0; same && i < depth; i++) same = this.chars[ms + i] === this.chars[s + i];
-      if (same) lo = mid + 1;
+      if (this.sharesPrefix(mid, from, depth)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
+  }
+
+  /** Whether term `id` starts with the first `depth` code units of term `of`. */
+  private sharesPrefix(id: number, of: number, depth: number): boolean {
+    const ms = this.offsets[id] as number;
+    if ((this.offsets[id + 1] as number) - ms < depth) return false;
+    const s = this.offsets[of] as number;
+    for (let i = 0; i < depth; i++) if (this.chars[ms + i] !== this.chars[s + i]) return false;
+    return true;
   }
 
   *[Symbol.iterator](): IterableIterator<string> {
