@@ -288,6 +288,11 @@ export class GrpcClientPool implements ShardDirectory {
     return this.feed.live;
   }
 
+  /** ShardDirectory: a change this process caused without forwarding the write itself. */
+  announceChange(tenantId: string, physicalIndexId: string): void {
+    this.feed.announce(tenantId, physicalIndexId);
+  }
+
   /** The change feed's streams by node (connecting, open, waiting), for tests and diagnostics. */
   changeFeedStates(): Record<string, string> {
     return this.feed.states();

@@ -56,4 +56,9 @@ export interface ShardDirectory {
    * Absent: always, when `subscribeChanges` is offered. Called on the hot path: must be cheap.
    */
   changesLive?(): boolean;
+  /**
+   * Tells this process's subscribers that a physical index changed through writes it caused but
+   * did not forward itself (a job it waited for). Absent where every write is seen in process.
+   */
+  announceChange?(tenantId: string, physicalIndexId: string): void;
 }
