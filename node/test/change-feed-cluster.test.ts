@@ -1,6 +1,7 @@
 // The response cache of cluster routers, on real processes (etcd, 3 shard nodes, 2 routers):
 // repeated typeahead is answered from router B's cache; a write through router A retires B's
-// cached answers within the feed's delivery delay and A's at once; a SIGKILLed shard node turns
+// cached answers within the feed's delivery delay and A's at once; a frozen shard node (SIGSTOP)
+// turns caching off within the staleness bound; a SIGKILLed shard node turns
 // caching off until its restarted process has opened a new feed, and writes after the restart
 // are visible through the cache.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,6 +123,25 @@ describe('response cache of cluster routers', () => {
     const started = Date.now();
     await waitFor(async () => !shows((await typeahead(a, 'quixot')).body, 'quixotrel'), FEED_DEADLINE_MS, 'the delete on router A');
     expect(Date.now() - started).toBeLessThanOrEqual(FEED_DEADLINE_MS + 200);
+  });
+
+  it('stops caching while a shard node is frozen (its stream falls silent) and resumes once it answers again', async () => {
+    await cached(b, typeahead, 'sams');
+    const shard = cluster.shards[1]!;
+    const dropsBefore = await metric(b, 'suggest_change_feed_drops_total{reason="stale"}');
+    shard.child.kill('SIGSTOP');
+    try {
+      // heartbeats stop: within the staleness bound (1.5 s) the router stops trusting its cache
+      const started = Date.now();
+      await waitFor(async () => !(await feedLive(b)), 5_000, 'the silent feed to be dropped');
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(await metric(b, 'suggest_change_feed_drops_total{reason="stale"}')).toBeGreaterThan(dropsBefore);
+    } finally {
+      shard.child.kill('SIGCONT');
+    }
+    await waitFor(() => feedLive(b), 15_000, 'the feed after the node resumed');
+    await waitFor(async () => (await typeahead(b, 'sams')).status === 200, 30_000, 'typeahead after the freeze');
+    await cached(b, typeahead, 'sams');
   });
 
   it('stops caching while a shard node is down and serves writes made after its restart', async () => {
