@@ -54,13 +54,17 @@ async function main(): Promise<void> {
   let handoffPeers: GrpcHandoffPeers | undefined;
   if (clustered) {
     const addresses = new Map<string, string>();
+    const p = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
     const refresh = (members: MemberRecord[]) => {
       addresses.clear();
       for (const m of members) if (m.grpc_address) addresses.set(m.node_id, m.grpc_address);
+      // a router's change feed follows every shard node (used only once a cache subscribes)
+      const shards = new Map<string, string>();
+      for (const m of members) if (m.grpc_address && m.roles.includes('shard')) shards.set(m.node_id, m.grpc_address);
+      p.setShardMembers(shards);
     };
     refresh(await coordinator.listMembers());
     closers.unshift(await coordinator.watchMembers(refresh));
-    const p = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
     closers.unshift(() => p.close());
     pool = p;
     const peers = new GrpcHandoffPeers({ resolve: (id) => addresses.get(id) });
@@ -102,13 +106,18 @@ async function main(): Promise<void> {
     const unwatch: Unsubscribe = await coordinator.watchPlacement((t) => shardNode!.setPlacement(t));
     closers.unshift(unwatch);
     if (clustered) {
+      // routers' change feeds (WatchChanges) end first on shutdown: they would only wait out the grace period
+      const stopping = new AbortController();
       grpc = await startGrpcServer({
         host: config.host,
         port: config.grpcPort,
-        shard: shardGrpcService(shardNode, logger),
+        shard: shardGrpcService(shardNode, logger, { changes: shardNode, nodeId, stopping: stopping.signal }),
         services: shardNode.handoff ? [partitionHandoffGrpcService(shardNode.handoff, logger)] : [],
       });
-      closers.unshift(() => grpc!.close());
+      closers.unshift(() => {
+        stopping.abort();
+        return grpc!.close();
+      });
     }
   }
 

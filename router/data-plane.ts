@@ -323,6 +323,14 @@ export class DataPlane {
   /** Calls retried by onPart since start (for /metrics and the admin view). */
   readonly retries = { wrongOwner: 0, unavailable: 0 };
 
+  /**
+   * The epoch of the placement this router routes with (0 before it is known). Response-cache
+   * keys carry it: once a part is served by another node, no answer of the old owner is reused.
+   */
+  get placementEpoch(): number {
+    return this.placement?.epoch ?? 0;
+  }
+
   /** The placement table this router routes with. */
   get currentPlacement(): PlacementTable | undefined {
     return this.placement;

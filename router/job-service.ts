@@ -176,7 +176,11 @@ export class JobService {
       return { accepted: false, status: 'failed' };
     }
     const { api } = await this.sequencer(rec.tenant_id, physical);
-    return api.startJob({ tenantId: rec.tenant_id, jobId: rec.job_id, wait, requeue: false });
+    const started = api.startJob({ tenantId: rec.tenant_id, jobId: rec.job_id, wait, requeue: false });
+    if (!wait) return started;
+    // the job wrote on shard nodes, not through this router: its answer to the caller must not
+    // come before this router's caches forget the index (the feed may still be carrying it)
+    return started.finally(() => this.shards.announceChange?.(rec.tenant_id, physical.physical_index_id));
   }
 
   /**

@@ -4,9 +4,9 @@
 // see shard/engine/predict.ts), merges them, adds the schema's intent rules, scores every
 // candidate with the calibrated confidence model (predict-model.ts), maps it to an action
 // (action_mappings, else the type's default action) and renders one primary prediction plus up to
-// `limit` alternatives. Answers are cached per (tenant, physical index, write generation, index
-// record version, request) when the shard directory reports every write (single node), like
-// search-service.ts.
+// `limit` alternatives. Answers are cached per (tenant, physical index, write generation,
+// placement epoch, index record version, request) while the shard directory's change feed is
+// live (response-cache.ts), like search-service.ts.
 import { pack, unpack } from 'msgpackr';
 import type { IndexRecord } from '../coordinator/coordinator.js';
 import { fail } from '../node/runtime/errors.js';
@@ -135,7 +135,7 @@ export class PredictService {
     let cacheKey = '';
     if (useCache) {
       const gen = this.cache.generation(p.tenant, physical.physical_index_id);
-      cacheKey = JSON.stringify([p.tenant, physical.physical_index_id, gen, resolved.index.updated_at, ranking.cacheKey, suggestRanking.cacheKey, p.index, p.query, p.limit, p.userId, p.filters, p.allowedTypes, p.include]);
+      cacheKey = JSON.stringify([p.tenant, physical.physical_index_id, gen, this.data.placementEpoch, resolved.index.updated_at, ranking.cacheKey, suggestRanking.cacheKey, p.index, p.query, p.limit, p.userId, p.filters, p.allowedTypes, p.include]);
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
       this.cache.missed();

@@ -1,9 +1,10 @@
 // Answers typeahead and autocomplete: resolves the index, sends the query to every part of the
 // physical index (scatter), merges the partial top-k lists by score (gather) and renders the
 // response body fixed in ARCHITECTURE.md. Rendered bodies are cached per (tenant, physical index,
-// request) when the shard directory reports every write (single node): a write bumps the index's
-// generation, so a cached body is never older than the last write. Without that feed (cluster
-// routers), the shard side's own caches apply and the router does not cache.
+// placement epoch, request) while the shard directory's change feed is live (response-cache.ts):
+// a write bumps the index's generation, so a cached body is never older than the last write.
+// While the feed is not live (a cluster router whose stream to some shard node is down), the
+// router does not cache and every request goes to the shards.
 import { pack, unpack } from 'msgpackr';
 import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
@@ -193,8 +194,9 @@ export class SearchService {
   private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined): string | null {
     if (!this.cache.enabled || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
     const gen = this.cache.generation(p.tenant, physical.physical_index_id);
+    const epoch = this.data.placementEpoch;
     // user_id and the schema's events settings change behaviour ranking; events themselves bump `gen`
-    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${epoch}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
   }
 
   /**

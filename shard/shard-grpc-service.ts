@@ -2,14 +2,30 @@
 // and answers with its result, or with the catalogue error as gRPC status + metadata
 // (`toGrpcError`) so the caller rebuilds the same error code on its side. Blob streams become
 // async iterables for the ShardApi; a cancelled upload ends its iterable with an error, never
-// with a normal end, so a truncated file is never stored as complete.
+// with a normal end, so a truncated file is never stored as complete. WatchChanges streams the
+// node's change notifications to routers, which keep response caches (see serveChanges).
 import type { handleClientStreamingCall, handleServerStreamingCall, handleUnaryCall, ServerReadableStream, ServerWritableStream } from '@grpc/grpc-js';
-import type { BlobChunk, BlobRef, BlobRequest, ShardServiceServer } from '../proto/gen/shard.js';
+import type { BlobChunk, BlobRef, BlobRequest, IndexChange, ShardServiceServer, WatchChangesRequest } from '../proto/gen/shard.js';
 import { SuggestError, toGrpcError } from '../node/runtime/errors.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import type { ShardApi } from '../node/runtime/shard-api.js';
+import type { ChangeEvent, ChangeListener } from './shard-node.js';
 
-export function shardGrpcService(api: ShardApi, logger: Logger = rootLog): ShardServiceServer {
+export interface ShardGrpcServiceOptions {
+  /** the node's change notifications (ShardNode.onChange); without it WatchChanges answers UNIMPLEMENTED */
+  changes?: { onChange(listener: ChangeListener): () => void };
+  /** named in every IndexChange */
+  nodeId?: string;
+  /** aborted when the process stops: every WatchChanges stream ends at once (no grace period wasted on them) */
+  stopping?: AbortSignal;
+}
+
+/** Heartbeat period when the caller asks for none, and the bounds of what it may ask. */
+const DEFAULT_HEARTBEAT_MS = 250;
+const MIN_HEARTBEAT_MS = 20;
+const MAX_HEARTBEAT_MS = 60_000;
+
+export function shardGrpcService(api: ShardApi, logger: Logger = rootLog, options: ShardGrpcServiceOptions = {}): ShardServiceServer {
   const log = logger.child({ component: 'shard-grpc-service' });
 
   function unary<Req, Res>(method: string, fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
@@ -58,9 +74,18 @@ export function shardGrpcService(api: ShardApi, logger: Logger = rootLog): Shard
     });
   };
 
+  const watchChanges: handleServerStreamingCall<WatchChangesRequest, IndexChange> = (call) => {
+    if (!options.changes) {
+      call.emit('error', toGrpcError(new SuggestError('not_implemented', 'The change feed of this shard node is not available in this build yet.')));
+      return;
+    }
+    serveChanges(call, options.changes, options.nodeId ?? '', options.stopping);
+  };
+
   return {
     putBlob,
     getBlob,
+    watchChanges,
     deleteBlob: unary('deleteBlob', api.deleteBlob.bind(api)),
     startJob: unary('startJob', api.startJob.bind(api)),
     cancelJob: unary('cancelJob', api.cancelJob.bind(api)),
@@ -74,6 +99,75 @@ export function shardGrpcService(api: ShardApi, logger: Logger = rootLog): Shard
     partitionStats: unary('partitionStats', api.partitionStats.bind(api)),
     recordEvents: unary('recordEvents', api.recordEvents.bind(api)),
   };
+}
+
+/**
+ * One WatchChanges stream. The listener is registered before `open` is written, so every write
+ * applied after the caller reads `open` is announced: that is what lets a router trust its cache
+ * from then on. ShardNode calls listeners after the write is durable and applied to the search
+ * engine (SearchHost listens first), so a router that re-queries on an announcement sees it.
+ * A caller that reads slowly does not make this node buffer every event: while the stream is
+ * blocked by flow control, announcements are coalesced per index part (an announcement only says
+ * "this changed"; order does not matter), so memory stays bounded by the indexes written.
+ */
+function serveChanges(call: ServerWritableStream<WatchChangesRequest, IndexChange>, source: { onChange(listener: ChangeListener): () => void }, nodeId: string, stopping: AbortSignal | undefined): void {
+  const asked = call.request.heartbeatMs;
+  const heartbeatMs = asked === 0 ? DEFAULT_HEARTBEAT_MS : Math.min(MAX_HEARTBEAT_MS, Math.max(MIN_HEARTBEAT_MS, asked));
+  let seq = 0;
+  let sentSinceTick = false;
+  let blocked = false;
+  let ended = false;
+  const pending = new Map<string, ChangeEvent>();
+
+  const send = (kind: string, e: ChangeEvent | null): void => {
+    sentSinceTick = true;
+    const ok = call.write({ seq: ++seq, kind, tenantId: e?.ref.tenantId ?? '', physicalIndexId: e?.ref.physicalIndexId ?? '', part: e?.ref.part ?? 0, nodeId });
+    if (!ok) blocked = true;
+  };
+  const listener: ChangeListener = (e) => {
+    if (ended) return;
+    if (blocked) pending.set(`${e.ref.tenantId}\0${e.ref.physicalIndexId}\0${e.ref.part}`, e);
+    else send(e.type, e);
+  };
+  const onDrain = () => {
+    blocked = false;
+    for (const [k, e] of pending) {
+      pending.delete(k);
+      send(e.type, e);
+      if (blocked) return;
+    }
+  };
+  const unsubscribe = source.onChange(listener);
+  const timer = setInterval(() => {
+    // a heartbeat only when nothing else went out in the last period: silence means trouble
+    if (!sentSinceTick && !blocked) send('heartbeat', null);
+    sentSinceTick = false;
+  }, heartbeatMs);
+  timer.unref();
+  const cleanup = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(timer);
+    unsubscribe();
+    pending.clear();
+    call.off('drain', onDrain);
+    stopping?.removeEventListener('abort', stop);
+  };
+  const stop = () => {
+    if (ended) return;
+    cleanup();
+    call.end();
+  };
+  call.on('drain', onDrain);
+  call.on('cancelled', cleanup);
+  call.on('close', cleanup);
+  call.on('error', cleanup);
+  if (stopping?.aborted) {
+    stop();
+    return;
+  }
+  stopping?.addEventListener('abort', stop);
+  send('open', null);
 }
 
 /** The messages of a client stream; throws if the caller cancelled instead of ending the stream. */

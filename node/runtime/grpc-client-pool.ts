@@ -4,11 +4,15 @@
 // as the catalogue error the shard raised (`fromGrpcError`), or `unavailable` when the node did
 // not answer. Blob transfers are gRPC streams exposed as async iterables, with flow control both
 // ways: a slow disk on the shard slows the reader of an upload, a slow HTTP client the download.
+// The pool is also the router's change feed (grpc-change-feed.ts): it follows every shard node's
+// WatchChanges stream and announces the writes it forwards itself as soon as they are answered.
 import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import * as pb from '../../proto/gen/shard.js';
 import { ERRORS, SuggestError, fail, format, fromGrpcError } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
+import { GrpcChangeFeed, type ChangeStreamHandlers, type GrpcChangeFeedOptions } from './grpc-change-feed.js';
 import type { NodeId } from './ids.js';
+import { metrics as processMetrics } from './metrics.js';
 import type { ShardApi, ShardDirectory } from './shard-api.js';
 
 export type ShardMethod = keyof ShardApi;
@@ -28,6 +32,8 @@ export interface GrpcClientPoolOptions {
   maxMessageBytes?: number;
   /** extra grpc-js channel options, applied last */
   channelOptions?: ChannelOptions;
+  /** change-feed settings (heartbeat, staleness, backoff; metrics default to the process registry) */
+  changeFeed?: Omit<GrpcChangeFeedOptions, 'open'>;
 }
 
 const METHODS: readonly ShardMethod[] = [
@@ -57,22 +63,24 @@ class RemoteShard implements ShardApi {
     readonly address: string,
     private readonly clients: readonly Client[],
     private readonly deadlines: Readonly<Record<ShardMethod, number>>,
+    /** told of every write call once it has an outcome (see `written`) */
+    private readonly onWrite: (ref: pb.IndexRef | undefined) => void,
   ) {}
 
   upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
-    return this.call(S.upsert, this.deadlines.upsert, req);
+    return this.written(req.ref, this.call(S.upsert, this.deadlines.upsert, req));
   }
   getDocument(req: pb.DocumentRequest): Promise<pb.GetDocumentResponse> {
     return this.call(S.getDocument, this.deadlines.getDocument, req);
   }
   deleteDocument(req: pb.DocumentRequest): Promise<pb.DeleteDocumentResponse> {
-    return this.call(S.deleteDocument, this.deadlines.deleteDocument, req);
+    return this.written(req.ref, this.call(S.deleteDocument, this.deadlines.deleteDocument, req));
   }
   listDocuments(req: pb.ListDocumentsRequest): Promise<pb.ListDocumentsResponse> {
     return this.call(S.listDocuments, this.deadlines.listDocuments, req);
   }
   dropIndex(req: pb.DropIndexRequest): Promise<pb.DropIndexResponse> {
-    return this.call(S.dropIndex, this.deadlines.dropIndex, req);
+    return this.written(req.ref, this.call(S.dropIndex, this.deadlines.dropIndex, req));
   }
   indexStats(req: pb.IndexStatsRequest): Promise<pb.IndexStatsResponse> {
     return this.call(S.indexStats, this.deadlines.indexStats, req);
@@ -84,7 +92,7 @@ class RemoteShard implements ShardApi {
     return this.call(S.partitionStats, this.deadlines.partitionStats, req);
   }
   recordEvents(req: pb.RecordEventsRequest): Promise<pb.RecordEventsResponse> {
-    return this.call(S.recordEvents, this.deadlines.recordEvents, req);
+    return this.written(req.ref, this.call(S.recordEvents, this.deadlines.recordEvents, req));
   }
   deleteBlob(req: pb.BlobRequest): Promise<pb.DeleteBlobResponse> {
     return this.call(S.deleteBlob, this.deadlines.deleteBlob, req);
@@ -159,8 +167,39 @@ class RemoteShard implements ShardApi {
     }
   }
 
+  /** One WatchChanges call (no deadline: it lasts until cancelled). */
+  watchChanges(req: pb.WatchChangesRequest, handlers: ChangeStreamHandlers): { cancel(): void } {
+    const call = this.pick().makeServerStreamRequest(S.watchChanges.path, S.watchChanges.requestSerialize, S.watchChanges.responseDeserialize, req, new Metadata(), {});
+    let ended = false;
+    const end = (err: Error | null) => {
+      if (ended) return;
+      ended = true;
+      handlers.closed(err);
+    };
+    call.on('data', (m: pb.IndexChange) => {
+      if (!ended) handlers.message(m);
+    });
+    call.on('error', (err: Error) => end(err));
+    call.on('end', () => end(null));
+    return {
+      cancel: () => {
+        ended = true;
+        call.cancel();
+      },
+    };
+  }
+
   close(): void {
     for (const c of this.clients) c.close();
+  }
+
+  /**
+   * Announces a write to this process's caches once the shard answered, before the shard's own
+   * announcement arrives over the feed: a client reading through this router sees its write
+   * right after the acknowledgement. A failed call is announced too: it may have been applied.
+   */
+  private written<T>(ref: pb.IndexRef | undefined, pending: Promise<T>): Promise<T> {
+    return pending.finally(() => this.onWrite(ref));
   }
 
   private pick(): Client {
@@ -198,6 +237,10 @@ export class GrpcClientPool implements ShardDirectory {
   private readonly deadlines: Record<ShardMethod, number>;
   private readonly channels: number;
   private readonly channelOptions: ChannelOptions;
+  private readonly feed: GrpcChangeFeed;
+  private readonly onWrite = (ref: pb.IndexRef | undefined): void => {
+    if (ref) this.feed.announce(ref.tenantId, ref.physicalIndexId);
+  };
   private closed = false;
 
   constructor(options: GrpcClientPoolOptions) {
@@ -220,6 +263,39 @@ export class GrpcClientPool implements ShardDirectory {
       ...(this.channels > 1 ? { 'grpc.use_local_subchannel_pool': 1 } : {}),
       ...options.channelOptions,
     };
+    this.feed = new GrpcChangeFeed({
+      metrics: processMetrics,
+      ...options.changeFeed,
+      open: (address, req, handlers) => (this.at(address) as RemoteShard).watchChanges(req, handlers),
+    });
+  }
+
+  /**
+   * The shard nodes (id → gRPC address) whose change feeds a subscribed router must follow:
+   * every live member with the shard role. Call on every membership change.
+   */
+  setShardMembers(members: ReadonlyMap<string, string>): void {
+    this.feed.setMembers(members);
+  }
+
+  /** ShardDirectory: the change feed over every shard node's WatchChanges stream (started by the first subscriber). */
+  subscribeChanges(listener: (tenantId: string, physicalIndexId: string) => void, reset?: () => void): () => void {
+    return this.feed.subscribe(listener, reset);
+  }
+
+  /** ShardDirectory: false while some live shard node's feed is not open (caches must not answer). */
+  changesLive(): boolean {
+    return this.feed.live;
+  }
+
+  /** ShardDirectory: a change this process caused without forwarding the write itself. */
+  announceChange(tenantId: string, physicalIndexId: string): void {
+    this.feed.announce(tenantId, physicalIndexId);
+  }
+
+  /** The change feed's streams by node (connecting, open, waiting), for tests and diagnostics. */
+  changeFeedStates(): Record<string, string> {
+    return this.feed.states();
   }
 
   /** The client of a node; `unavailable` when the node has no known address. */
@@ -236,7 +312,7 @@ export class GrpcClientPool implements ShardDirectory {
     if (!remote) {
       const clients: Client[] = [];
       for (let i = 0; i < this.channels; i++) clients.push(new pb.ShardServiceClient(address, credentials.createInsecure(), this.channelOptions));
-      remote = new RemoteShard(address, clients, this.deadlines);
+      remote = new RemoteShard(address, clients, this.deadlines, this.onWrite);
       this.byAddress.set(address, remote);
     }
     return remote;
@@ -258,6 +334,7 @@ export class GrpcClientPool implements ShardDirectory {
 
   close(): void {
     this.closed = true;
+    this.feed.close();
     for (const remote of this.byAddress.values()) remote.close();
     this.byAddress.clear();
   }

@@ -44,9 +44,21 @@ export interface QueryValueRequest {
 export interface ShardDirectory {
   client(node: NodeId): ShardApi;
   /**
-   * Every applied write to any index, reported after it is durable. Only a directory that sees
-   * every write (the single node's in-process transport) offers it; a router uses it to keep a
-   * response cache that never serves data older than the last write.
+   * Every applied write to any index, reported after it is durable and visible to queries; a
+   * router uses it to keep a response cache that never serves data older than the last write.
+   * The single node's in-process transport sees every write; the gRPC pool follows every shard
+   * node's WatchChanges stream and calls `reset` whenever announcements may have been missed
+   * (a stream opened, dropped or went silent): everything cached must then be forgotten.
    */
-  subscribeChanges?(listener: (tenantId: string, physicalIndexId: string) => void): () => void;
+  subscribeChanges?(listener: (tenantId: string, physicalIndexId: string) => void, reset?: () => void): () => void;
+  /**
+   * Whether every write is being announced right now; a cache must not answer while false.
+   * Absent: always, when `subscribeChanges` is offered. Called on the hot path: must be cheap.
+   */
+  changesLive?(): boolean;
+  /**
+   * Tells this process's subscribers that a physical index changed through writes it caused but
+   * did not forward itself (a job it waited for). Absent where every write is seen in process.
+   */
+  announceChange?(tenantId: string, physicalIndexId: string): void;
 }

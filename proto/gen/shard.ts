@@ -206,6 +206,29 @@ export interface JobResponse {
   status: string;
 }
 
+export interface WatchChangesRequest {
+  /** the shard sends a heartbeat after this many ms without another message (0: its default) */
+  heartbeatMs: number;
+}
+
+/**
+ * One message of a WatchChanges stream. The first one (`open`) is sent once the shard listens
+ * for changes: every write applied after it is announced. A write is announced after it is
+ * durable and visible to queries, before or after its caller hears the acknowledgement.
+ */
+export interface IndexChange {
+  /** 1, 2, 3... on each stream; a gap means messages were lost (the caller must forget everything) */
+  seq: number;
+  /** open | heartbeat | upsert | delete | drop | events */
+  kind: string;
+  /** empty on open and heartbeat */
+  tenantId: string;
+  physicalIndexId: string;
+  part: number;
+  /** the node that applied the write (on open: the node that serves the stream) */
+  nodeId: string;
+}
+
 function createBaseIndexRef(): IndexRef {
   return { tenantId: "", physicalIndexId: "", part: 0, parts: 0, partition: 0, epoch: 0 };
 }
@@ -2697,6 +2720,240 @@ export const JobResponse: MessageFns<JobResponse> = {
   },
 };
 
+function createBaseWatchChangesRequest(): WatchChangesRequest {
+  return { heartbeatMs: 0 };
+}
+
+export const WatchChangesRequest: MessageFns<WatchChangesRequest> = {
+  encode(message: WatchChangesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.heartbeatMs !== 0) {
+      writer.uint32(8).uint32(message.heartbeatMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchChangesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchChangesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.heartbeatMs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchChangesRequest {
+    return {
+      heartbeatMs: isSet(object.heartbeatMs)
+        ? globalThis.Number(object.heartbeatMs)
+        : isSet(object.heartbeat_ms)
+        ? globalThis.Number(object.heartbeat_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: WatchChangesRequest): unknown {
+    const obj: any = {};
+    if (message.heartbeatMs !== 0) {
+      obj.heartbeatMs = Math.round(message.heartbeatMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WatchChangesRequest>, I>>(base?: I): WatchChangesRequest {
+    return WatchChangesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchChangesRequest>, I>>(object: I): WatchChangesRequest {
+    const message = createBaseWatchChangesRequest();
+    message.heartbeatMs = object.heartbeatMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseIndexChange(): IndexChange {
+  return { seq: 0, kind: "", tenantId: "", physicalIndexId: "", part: 0, nodeId: "" };
+}
+
+export const IndexChange: MessageFns<IndexChange> = {
+  encode(message: IndexChange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.seq !== 0) {
+      writer.uint32(8).uint64(message.seq);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.tenantId !== "") {
+      writer.uint32(26).string(message.tenantId);
+    }
+    if (message.physicalIndexId !== "") {
+      writer.uint32(34).string(message.physicalIndexId);
+    }
+    if (message.part !== 0) {
+      writer.uint32(40).uint32(message.part);
+    }
+    if (message.nodeId !== "") {
+      writer.uint32(50).string(message.nodeId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IndexChange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIndexChange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.physicalIndexId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.part = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.nodeId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IndexChange {
+    return {
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      physicalIndexId: isSet(object.physicalIndexId)
+        ? globalThis.String(object.physicalIndexId)
+        : isSet(object.physical_index_id)
+        ? globalThis.String(object.physical_index_id)
+        : "",
+      part: isSet(object.part) ? globalThis.Number(object.part) : 0,
+      nodeId: isSet(object.nodeId)
+        ? globalThis.String(object.nodeId)
+        : isSet(object.node_id)
+        ? globalThis.String(object.node_id)
+        : "",
+    };
+  },
+
+  toJSON(message: IndexChange): unknown {
+    const obj: any = {};
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.physicalIndexId !== "") {
+      obj.physicalIndexId = message.physicalIndexId;
+    }
+    if (message.part !== 0) {
+      obj.part = Math.round(message.part);
+    }
+    if (message.nodeId !== "") {
+      obj.nodeId = message.nodeId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<IndexChange>, I>>(base?: I): IndexChange {
+    return IndexChange.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<IndexChange>, I>>(object: I): IndexChange {
+    const message = createBaseIndexChange();
+    message.seq = object.seq ?? 0;
+    message.kind = object.kind ?? "";
+    message.tenantId = object.tenantId ?? "";
+    message.physicalIndexId = object.physicalIndexId ?? "";
+    message.part = object.part ?? 0;
+    message.nodeId = object.nodeId ?? "";
+    return message;
+  },
+};
+
 export type ShardServiceService = typeof ShardServiceService;
 export const ShardServiceService = {
   upsert: {
@@ -2830,6 +3087,16 @@ export const ShardServiceService = {
     responseSerialize: (value: JobResponse): Buffer => Buffer.from(JobResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): JobResponse => JobResponse.decode(value),
   },
+  /** Every write applied by this node from now on, until the caller cancels (routers only). */
+  watchChanges: {
+    path: "/suggest.shard.v1.ShardService/WatchChanges" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchChangesRequest): Buffer => Buffer.from(WatchChangesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchChangesRequest => WatchChangesRequest.decode(value),
+    responseSerialize: (value: IndexChange): Buffer => Buffer.from(IndexChange.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IndexChange => IndexChange.decode(value),
+  },
 } as const;
 
 export interface ShardServiceServer extends UntypedServiceImplementation {
@@ -2847,6 +3114,8 @@ export interface ShardServiceServer extends UntypedServiceImplementation {
   deleteBlob: handleUnaryCall<BlobRequest, DeleteBlobResponse>;
   startJob: handleUnaryCall<JobRequest, JobResponse>;
   cancelJob: handleUnaryCall<JobRequest, JobResponse>;
+  /** Every write applied by this node from now on, until the caller cancels (routers only). */
+  watchChanges: handleServerStreamingCall<WatchChangesRequest, IndexChange>;
 }
 
 export interface ShardServiceClient extends Client {
@@ -3043,6 +3312,13 @@ export interface ShardServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: JobResponse) => void,
   ): ClientUnaryCall;
+  /** Every write applied by this node from now on, until the caller cancels (routers only). */
+  watchChanges(request: WatchChangesRequest, options?: Partial<CallOptions>): ClientReadableStream<IndexChange>;
+  watchChanges(
+    request: WatchChangesRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<IndexChange>;
 }
 
 export const ShardServiceClient = makeGenericClientConstructor(

@@ -39,6 +39,30 @@ describe('ResponseCache', () => {
     expect(await lookups(metrics)).toEqual(['hit=2', 'miss=1']);
   });
 
+  it('answers only while the feed is live, and forgets everything on a reset', () => {
+    const listeners: (() => void)[] = [];
+    let live = false;
+    const shards = {
+      subscribeChanges: (_l: (t: string, p: string) => void, reset?: () => void) => (reset && listeners.push(reset), () => undefined),
+      changesLive: () => live,
+    } as unknown as ShardDirectory;
+    const cache = new ResponseCache('test_response', shards, new Metrics({ defaultMetrics: false }), 10);
+    expect(cache.enabled).toBe(false);
+    live = true;
+    expect(cache.enabled).toBe(true);
+    cache.invalidate('t1', 'p1');
+    cache.invalidate('t1', 'p1');
+    const before = [cache.generation('t1', 'p1'), cache.generation('t1', 'p2')];
+    cache.set('k', 'body');
+    listeners.forEach((reset) => reset());
+    expect(cache.get('k')).toBeUndefined();
+    // every index moves to a generation none of them had before: no old key matches again
+    const after = [cache.generation('t1', 'p1'), cache.generation('t1', 'p2')];
+    for (const g of after) expect(g).toBeGreaterThan(Math.max(...before));
+    cache.invalidate('t1', 'p2');
+    expect(cache.generation('t1', 'p2')).toBeGreaterThan(after[1]!);
+  });
+
   it('is disabled where shard nodes announce no changes', () => {
     const cache = new ResponseCache('test_response', {} as ShardDirectory, new Metrics({ defaultMetrics: false }), 2);
     expect(cache.enabled).toBe(false);
