@@ -66,6 +66,13 @@ export interface LexicalOptions {
   fuzzy?: boolean;
   /** return only documents that match every word (typeahead fallback) */
   requireAll?: boolean;
+  /**
+   * Documents that make a full answer (default `limit`): looser passes (a word missing, any word)
+   * run only while fewer were found with every word. A candidate pool larger than the answer
+   * (hybrid) sets it to the answer's size: documents missing a word score a fifth and cannot
+   * outrank complete matches, so filling the pool with them bought nothing but time.
+   */
+  enough?: number;
   /** collection statistics shared by several parts, for comparable scores */
   stats?: CollectionStats;
   /**
@@ -142,7 +149,8 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   // common words cost little. When it falls short, documents missing one word (each word left
   // out in turn, the same cheap way), and only then any matching word.
   const strict = run(everyWord, true);
-  if (options.requireAll || n === 1 || strict.hits.length >= options.limit) return strict;
+  const enough = Math.min(options.enough ?? options.limit, options.limit);
+  if (options.requireAll || n === 1 || strict.hits.length >= enough) return strict;
   const merged = new Map<string, LexicalHit>();
   const keep = (h: LexicalHit): void => {
     const k = `${h.segment}:${h.ord}`;
@@ -158,7 +166,7 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
       total = Math.max(total, r.total);
     }
   }
-  if (merged.size < options.limit) {
+  if (merged.size < enough) {
     const loose = run(everyWord, false);
     loose.hits.forEach(keep);
     total = Math.max(total, loose.total);
