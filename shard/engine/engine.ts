@@ -302,7 +302,7 @@ export class SuggestEngine {
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
     const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
     // hybrid applies boost/bury once, to the fused score; every mode keeps hidden documents out
-    const options = { limit: poolSize, ...(mode === 'hybrid' ? { enough: limit } : {}), filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions(mode === 'hybrid') };
+    const options = { limit: poolSize, ...(mode === 'hybrid' || mode === 'fts_rerank' ? { enough: limit } : {}), filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions(mode === 'hybrid') };
     let result: LexicalResult = { hits: [], total: 0, words: words.length };
     if (mode !== 'vector_only') {
       result = lexicalSearch(snap, q, options);
