@@ -69,8 +69,9 @@ export interface LexicalOptions {
   /**
    * Documents that make a full answer (default `limit`): looser passes (a word missing, any word)
    * run only while fewer were found with every word. A candidate pool larger than the answer
-   * (hybrid) sets it to the answer's size: documents missing a word score a fifth and cannot
-   * outrank complete matches, so filling the pool with them bought nothing but time.
+   * (hybrid, fts_rerank) sets it to the answer's size: documents missing a word score a fifth and
+   * rarely outrank complete matches (same Home Depot relevance), so filling the pool with them
+   * bought little but time.
    */
   enough?: number;
   /** collection statistics shared by several parts, for comparable scores */
