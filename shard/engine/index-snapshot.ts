@@ -32,14 +32,16 @@ export type VocabularyKind = 'suggestive' | 'any';
  * walk for a word serves every snapshot that still holds the segment (a write starts a new
  * snapshot, not a new large segment), both vocabulary kinds and every result limit.
  */
-const walks = new WeakMap<Segment, Map<string, FuzzyMatch[]>>();
+const walks = new WeakMap<Segment, { byWord: Map<string, FuzzyMatch[]>; matches: number }>();
 const MAX_WALKS_PER_SEGMENT = 16_384;
+/** ...and at most this many matches kept per segment (about 4 MB), however many words. */
+const MAX_MATCHES_PER_SEGMENT = 100_000;
 
 function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean): FuzzyMatch[] {
   let memo = walks.get(s);
-  if (memo === undefined) walks.set(s, (memo = new Map()));
+  if (memo === undefined) walks.set(s, (memo = { byWord: new Map(), matches: 0 }));
   const key = `${prefix ? 1 : 0}${maxEdits}${word}`;
-  let matches = memo.get(key);
+  let matches = memo.byWord.get(key);
   if (matches !== undefined) return matches;
   // Two edits anywhere make the walk visit most of the trie's top levels; two edits after a
   // correct first letter, plus one edit anywhere, cover nearly all real typos at a fraction
@@ -48,8 +50,12 @@ function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean
     maxEdits >= 2 && word.length > 0
       ? [...fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000 }), ...fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000, range: s.terms.prefixRange(word.slice(0, 1)) })]
       : fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000 });
-  if (memo.size >= MAX_WALKS_PER_SEGMENT) memo.clear();
-  memo.set(key, matches);
+  if (memo.byWord.size >= MAX_WALKS_PER_SEGMENT || memo.matches + matches.length > MAX_MATCHES_PER_SEGMENT) {
+    memo.byWord.clear();
+    memo.matches = 0;
+  }
+  memo.byWord.set(key, matches);
+  memo.matches += matches.length;
   return matches;
 }
 
