@@ -246,14 +246,8 @@ export class GrpcChangeFeed {
 
   /** Ends the current call of `n` (if any), forgets everything cached, retries after a backoff. */
   private drop(n: NodeFeed, reason: DropReason): void {
-    const had = n.token !== null;
     const wasOpen = n.state === 'open';
-    n.token = null;
-    const cancel = n.cancel;
-    n.cancel = null;
-    n.state = 'waiting';
-    cancel?.();
-    if (had) {
+    if (this.endCall(n)) {
       this.series?.drops.inc({ reason });
       if (wasOpen) this.log.warn('change feed stream lost; cached answers forgotten', { node: n.nodeId, address: n.address, reason });
       // writes may have been applied that no message of this stream will announce
@@ -274,14 +268,20 @@ export class GrpcChangeFeed {
   private forget(n: NodeFeed): void {
     if (n.retry) clearTimeout(n.retry);
     n.retry = null;
-    const cancel = n.cancel;
+    const had = this.endCall(n);
+    this.nodes.delete(n.nodeId);
+    if (had && !this.closed) this.reset();
+  }
+
+  /** Cancels the current call of `n` and ignores its callbacks from now on; whether there was one. */
+  private endCall(n: NodeFeed): boolean {
     const had = n.token !== null;
+    const cancel = n.cancel;
     n.token = null;
     n.cancel = null;
     n.state = 'waiting';
     cancel?.();
-    this.nodes.delete(n.nodeId);
-    if (had && !this.closed) this.reset();
+    return had;
   }
 
   private tick(): void {
