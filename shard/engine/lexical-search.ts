@@ -108,32 +108,59 @@ interface Expansion {
   /** the term's id in `seg`, when the expansion came from that segment's table (saves a lookup) */
   seg: Segment | null;
   id: number;
+  /** documents containing the term, over the snapshot's segments */
+  df: number;
+}
+
+/**
+ * Expansions of a word depend only on the word and the snapshot's segments, and typing repeats
+ * words: every keystroke of "gears of wa" expands "gears" and "of" again, and popular prefixes
+ * recur across sessions. They are memoized per snapshot (a write starts a new one), bounded by
+ * the expansions kept (about 5 MB).
+ */
+const expansionMemo = new WeakMap<IndexSnapshot, { byWord: Map<string, Expansion[]>; size: number }>();
+const MAX_MEMO_EXPANSIONS = 100_000;
+
+function expandMemoized(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy: boolean): Expansion[] {
+  let memo = expansionMemo.get(snapshot);
+  if (memo === undefined) expansionMemo.set(snapshot, (memo = { byWord: new Map(), size: 0 }));
+  const key = `${isPrefix ? 1 : 0}${fuzzy ? 1 : 0}${w.term}\u0000${w.alternatives.join('\u0000')}`;
+  let list = memo.byWord.get(key);
+  if (list !== undefined) return list;
+  list = expand(snapshot, w, isPrefix, fuzzy);
+  if (memo.size + list.length > MAX_MEMO_EXPANSIONS) {
+    memo.byWord.clear();
+    memo.size = 0;
+  }
+  memo.byWord.set(key, list);
+  memo.size += list.length;
+  return list;
 }
 
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
   const words = splitUnknownCompounds(snapshot, query.words.slice(0, MAX_WORDS));
   if (words.length === 0 || snapshot.docCount === 0) return { hits: [], total: 0, words: 0 };
-  const expansions = words.map((w, i) => expand(snapshot, w, prefixLast && i === words.length - 1, options.fuzzy ?? true));
+  const expansions = words.map((w, i) => expandMemoized(snapshot, w, prefixLast && i === words.length - 1, options.fuzzy ?? true));
   const stats = options.stats;
   const N = stats?.docCount ?? snapshot.docCount;
   const avg = stats?.avgFieldLength ?? snapshot.avgFieldLength;
-  const dfOf = (term: string): number => stats?.df?.[term] ?? snapshot.df(term);
+  const shared = stats?.df;
+  const dfOf = (e: Expansion): number => shared?.[e.term] ?? e.df;
   const idfOf = (df: number): number => Math.log(1 + (N - df + 0.5) / (df + 0.5));
   // Completions and typo neighbours never outweigh the word itself: a rare completion of "7"
   // must not beat documents that contain "7". Their idf is capped at the word's own, or at the
-  // most frequent expansion's when the word itself is not a term.
-  const idfs = expansions.map((list, w) => {
-    const own = dfOf((words[w] as QueryWord).term);
+  // most frequent expansion's when the word itself is not a term. The word itself is always the
+  // first expansion.
+  const idfs = expansions.map((list) => {
+    const own = dfOf(list[0] as Expansion);
     let maxDf = own;
-    for (const e of list) maxDf = Math.max(maxDf, dfOf(e.term));
+    for (const e of list) maxDf = Math.max(maxDf, dfOf(e));
     const cap = idfOf(own > 0 ? own : maxDf);
-    const m = new Map<string, number>();
-    for (const e of list) {
-      const v = idfOf(dfOf(e.term));
-      m.set(e.term, e.factor === 1 && e.typos === 0 ? v : Math.min(v, cap));
-    }
-    return m;
+    return list.map((e) => {
+      const v = idfOf(dfOf(e));
+      return e.factor === 1 && e.typos === 0 ? v : Math.min(v, cap);
+    });
   });
   const n = words.length;
   const run = (active: number[], all: boolean): LexicalResult => {
@@ -192,8 +219,8 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
   const out = new Map<string, Expansion>();
   const put = (term: string, factor: number, typos: number, seg: Segment | null = null, id = -1): void => {
     const prev = out.get(term);
-    if (prev === undefined) out.set(term, { term, factor, typos, seg, id });
-    else if (prev.factor < factor) out.set(term, seg === null ? { term, factor, typos, seg: prev.seg, id: prev.id } : { term, factor, typos, seg, id });
+    if (prev === undefined) out.set(term, { term, factor, typos, seg, id, df: snapshot.df(term) });
+    else if (prev.factor < factor) out.set(term, seg === null ? { term, factor, typos, seg: prev.seg, id: prev.id, df: prev.df } : { term, factor, typos, seg, id, df: prev.df });
   };
   put(w.term, 1, 0);
   // while a word is typed, "sams" is more likely the start of "samsung" than a plural of "sam"
@@ -274,7 +301,7 @@ function searchSegment(
   seg: Segment,
   segIndex: number,
   expansions: Expansion[][],
-  idfs: Map<string, number>[],
+  idfs: number[][],
   avg: number[],
   n: number,
   active: number[],
@@ -297,7 +324,7 @@ function searchSegment(
   const predicate: DocPredicate | null = options.filters ? compileFilters(options.filters, seg) : null;
   const docFactor = options.docFactor?.(seg) ?? null;
   const touched: number[] = [];
-  const wordTouched: number[] = [];
+  let wordTouched: number[] = [];
   const tomb = seg.tombstones;
   const hasDeletes = seg.deletedCount > 0;
   const norms = options.stats ? computeNorms(seg, FIELD_WEIGHTS, FIELD_B, avg) : snapshot.fieldNorms(seg, FIELD_WEIGHTS, FIELD_B);
@@ -345,8 +372,10 @@ function searchSegment(
       bestWeak[d] = (packed & STRONG_FIELDS) === 0 ? 1 : 0;
     }
   };
-  // With every word required, documents still in the running after the first word (sorted):
-  // a later word's long posting list is probed for them instead of scanned.
+  // With every word required, documents still in the running after the first word: a later
+  // word's long posting list is probed for them (sorted, once a list is long enough) instead of
+  // scanned.
+  let runningDocs: number[] = [];
   let running: Int32Array | null = null;
   for (let step = 0; step < na; step++) {
     const w = order[step] as number;
@@ -359,8 +388,9 @@ function searchSegment(
       const to = seg.postOffsets[t + 1] as number;
       // Scanning a word in most documents for a loose match costs the most and decides little
       if (!all && to - from > LOOSE_MAX_SHARE * D) continue;
-      const termIdf = ((idfs[w] as Map<string, number>).get(e.term) as number) * e.factor;
-      if (running !== null && running.length * PROBE_COST < to - from) {
+      const termIdf = ((idfs[w] as number[])[x] as number) * e.factor;
+      if (step > 0 && all && runningDocs.length * PROBE_COST < to - from) {
+        running ??= sortedDocs(runningDocs);
         // galloping intersection: each running document is looked up from where the last one was found
         let lo = from;
         for (let i = 0; i < running.length && lo < to; i++) {
@@ -389,10 +419,6 @@ function searchSegment(
       }
     }
     if (all && wordTouched.length === 0) break;
-    // Probing pays only for lists over PROBE_COST times the running set, and no list is longer
-    // than the segment: a running set that large would be sorted for nothing ("x" in "2 x 8"
-    // runs through most of a hardware catalogue; sorting it cost milliseconds).
-    if (all && step + 1 < na) running = wordTouched.length * PROBE_COST < D ? Int32Array.from(wordTouched).sort() : null;
     for (const d of wordTouched) {
       if (predicate === null && matchedCount[d] === 0) touched.push(d);
       total[d] = (total[d] as number) + (best[d] as number);
@@ -402,6 +428,13 @@ function searchSegment(
       const bp = bestPos[d] as number;
       pos[w * D + d] = bp === NO_POSITION ? 0 : Math.min(bp + 1, 65535);
       best[d] = 0;
+    }
+    if (all) {
+      // the documents with every word so far are the ones this word touched
+      const next = runningDocs;
+      runningDocs = wordTouched;
+      wordTouched = next;
+      running = null;
     }
     wordTouched.length = 0;
   }
@@ -428,6 +461,13 @@ function searchSegment(
     for (let w = 0; w < n; w++) pos[w * D + d] = 0;
   }
   return matchedDocs;
+}
+
+/** `docs` ascending, as a typed array (one expansion's documents already are). */
+function sortedDocs(docs: number[]): Int32Array {
+  const out = Int32Array.from(docs);
+  for (let i = 1; i < out.length; i++) if ((out[i] as number) < (out[i - 1] as number)) return out.sort();
+  return out;
 }
 
 /**
