@@ -36,6 +36,9 @@ export interface CompletionHit {
 /** Deleted weight per suggestion; written by the segment owner when documents are removed. */
 export type DeletedWeights = Float32Array;
 
+/** Entries of each decoded-string memo of a table (about 1 MB when full). */
+const MEMO_ENTRIES = 16_384;
+
 export class SuggestionIndex {
   readonly size: number;
   readonly keys: PrefixIndex;
@@ -165,12 +168,31 @@ export class SuggestionIndex {
     innerNodes.write(builder, `${p}inner.`);
   }
 
+  /**
+   * Decoded keys and display texts, memoized: every query reads the keys of the hits it looks
+   * at, and a memoized string also keeps its hash for the maps that group candidates by key.
+   */
+  private readonly keyMemo = new Map<number, string>();
+  private readonly displayMemo = new Map<number, string>();
+
   key(sug: number): string {
-    return this.keys.termAt(sug);
+    let key = this.keyMemo.get(sug);
+    if (key === undefined) {
+      key = this.keys.termAt(sug);
+      if (this.keyMemo.size >= MEMO_ENTRIES) this.keyMemo.clear();
+      this.keyMemo.set(sug, key);
+    }
+    return key;
   }
 
   display(sug: number): string {
-    return this.displays.get(sug);
+    let text = this.displayMemo.get(sug);
+    if (text === undefined) {
+      text = this.displays.get(sug);
+      if (this.displayMemo.size >= MEMO_ENTRIES) this.displayMemo.clear();
+      this.displayMemo.set(sug, text);
+    }
+    return text;
   }
 
   type(sug: number): SuggestionType {
