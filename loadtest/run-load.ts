@@ -21,7 +21,7 @@ import { suggestContractProblems } from './load/contract-check.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundResult } from './load/load-round.js';
 import { processCpuSeconds } from './load/process-cpu.js';
-import { provisionIndex, waitSearchable } from './load/provision-service.js';
+import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
 import { loadWorkload, parseWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
 
@@ -109,8 +109,9 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     const docs = catalog();
     const p = await provisionIndex({ baseUrl, adminKey: cluster.adminKey, tenantId: 'loadtest', indexId: index, docs, parts: parts ?? 3, log });
     await waitSearchable(baseUrl, p.publicKey, probeFor(docs));
+    const settled = await waitSettled(baseUrl, p.privateKey, index, log);
     const pids = [...cluster.routers, ...cluster.shards].map((s) => s.child.pid).filter((x): x is number => x !== undefined);
-    return { role: 'target', name: `suggest-cluster-${parts ?? 3}-parts`, url: baseUrl, key: p.publicKey, origin: 'spawned local cluster (3 shard nodes, 1 router)', pids, info: { documents: p.documents, parts: parts ?? 3, ingest_ms: Math.round(p.ingestMs) } };
+    return { role: 'target', name: `suggest-cluster-${parts ?? 3}-parts`, url: baseUrl, key: p.publicKey, origin: 'spawned local cluster (3 shard nodes, 1 router)', pids, info: { documents: p.documents, parts: parts ?? 3, ingest_ms: Math.round(p.ingestMs), segments: settled.segments, settle_ms: settled.settle_ms } };
   }
   if (values['spawn-single-node']) {
     const { startSingleNode } = await import('../node/runtime/process-harness.js');
@@ -120,7 +121,8 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     const docs = catalog();
     const p = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'loadtest', indexId: index, docs, ...(parts !== undefined ? { parts } : {}), log });
     await waitSearchable(node.baseUrl, p.publicKey, probeFor(docs));
-    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pids: pidsOf(node.process.child.pid), info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
+    const settled = await waitSettled(node.baseUrl, p.privateKey, index, log);
+    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pids: pidsOf(node.process.child.pid), info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs), segments: settled.segments, settle_ms: settled.settle_ms } };
   }
   const target = values.target ?? usage('give --target URL, --target spawn:NAME or --spawn-single-node');
   if (target.startsWith('spawn:')) {

@@ -110,3 +110,44 @@ export async function waitSearchable(baseUrl: string, key: string, probe: string
   }
   throw new Error(`${probe} still not searchable after ${timeoutMs} ms (${last.slice(0, 200)})`);
 }
+
+/** What the index's parts look like once settled. */
+export interface SettledIndex {
+  /** segments per part, in part order */
+  segments: number[];
+  documents: number;
+  settle_ms: number;
+}
+
+/**
+ * Waits until the index's parts have indexed every buffered write and stopped merging (their
+ * segment counts unchanged for `quietMs`), so that a load run measures the index a bulk load
+ * leaves behind rather than one still being built: the engine merges segments on its pool
+ * once writes stop. Logs what it found; gives up (returning the last state) after `timeoutMs`.
+ */
+export async function waitSettled(baseUrl: string, privateKey: string, indexId: string, log: (msg: string) => void = () => {}, opts: { quietMs?: number; timeoutMs?: number } = {}): Promise<SettledIndex> {
+  const quietMs = opts.quietMs ?? 2500;
+  const started = Date.now();
+  const deadline = started + (opts.timeoutMs ?? 120_000);
+  let last = '';
+  let since = Date.now();
+  let state: SettledIndex = { segments: [], documents: 0, settle_ms: 0 };
+  while (Date.now() < deadline) {
+    const r = await call(baseUrl, 'index stats', 'GET', `/v1/indexes/${encodeURIComponent(indexId)}/stats`, privateKey);
+    const body = r.json as { document_count?: number; parts?: { engine?: { segments?: number; pending?: number } | null }[] };
+    const parts = body.parts ?? [];
+    const pending = parts.reduce((n, p) => n + (p.engine?.pending ?? 0), 0);
+    state = { segments: parts.map((p) => p.engine?.segments ?? 0), documents: body.document_count ?? 0, settle_ms: Date.now() - started };
+    const now = JSON.stringify(state.segments);
+    if (now !== last || pending > 0) {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) {
+      log(`index settled in ${(state.settle_ms / 1000).toFixed(1)} s: ${state.documents} documents, segments per part ${state.segments.join(', ')}`);
+      return state;
+    }
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  log(`index not settled after ${((Date.now() - started) / 1000).toFixed(0)} s: segments per part ${state.segments.join(', ')}`);
+  return state;
+}

@@ -585,7 +585,30 @@ export class SuggestEngine {
         if (last.liveCount * this.options.mergeFactor >= prev.liveCount || n > this.options.maxSegments) parts = [prev, last];
       }
     }
-    if (parts === null) return null;
+    return parts === null ? null : this.planOf(parts);
+  }
+
+  /**
+   * A merge of every segment into one, for an index whose writes have stopped (after a bulk
+   * load, say): a query then looks each word up once instead of once per segment, which costs
+   * about half as much with three segments. Null unless the segments besides the largest hold
+   * at least `minShare` of the documents, so a trickle of writes into a large index never
+   * rebuilds it, and each rebuild follows a growth of at least that share.
+   */
+  planCompaction(minShare: number): MergePlan | null {
+    const segs = this.segments;
+    if (segs.length < 2 || segs.some((s) => this.merging.has(s))) return null;
+    let live = 0;
+    let largest = 0;
+    for (const s of segs) {
+      live += s.liveCount;
+      largest = Math.max(largest, s.liveCount);
+    }
+    if (live === 0 || (live - largest) / live < minShare) return null;
+    return this.planOf([...segs]);
+  }
+
+  private planOf(parts: Segment[]): MergePlan {
     for (const p of parts) this.merging.add(p);
     const tombstones = parts.map((p) => p.tombstones.slice());
     let documents: SuggestDocument[] | null = null;

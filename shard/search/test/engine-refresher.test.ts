@@ -113,7 +113,7 @@ describe('search host with the pool', () => {
     pool = new SegmentPool({ threads: 2 });
     shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 4, logger: quietLogger });
     shard.setPlacement(ShardNode.soloPlacement('n1' as never, 4));
-    host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 2000 } });
+    host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 2000, compactAfterMs: 200 } });
     shard.setQueryHandler(host);
     shard.onChange(host.onChange);
   });
@@ -153,6 +153,23 @@ describe('search host with the pool', () => {
     expect(stats().pending).toBe(0);
     expect(stats().documents).toBe(11501);
     expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
+  });
+
+  it('merges its segments into one on the pool once writes stop, answers unchanged in substance', async () => {
+    const stats = () => host.indexStats({ store: undefined as never, ref }) as { segments: number; documents: number; pending: number };
+    const deadline = Date.now() + 10_000;
+    while (stats().segments > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(stats().segments).toBe(1);
+    expect(stats().documents).toBe(11501);
+    expect((await typeahead('quokka')).suggestions.map((s) => s.title)).toContain('Quokka Espresso Machine');
+    expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
+    // a single small write afterwards is far below the share that calls for another full merge
+    await upsert([{ id: 'w2', title: 'Wombat Teapot', desc: '', manufacturer: 'Wombat', raw: {} }]);
+    const until = Date.now() + 2000;
+    while (stats().pending > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 400)); // past compactAfterMs
+    expect(stats().segments).toBe(2);
+    expect((await typeahead('wombat t')).suggestions.map((s) => s.title)).toContain('Wombat Teapot');
   });
 
   it('answers synchronously when nothing it must see is being built', async () => {
