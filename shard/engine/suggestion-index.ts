@@ -229,17 +229,14 @@ export class SuggestionIndex {
     }
     // longer than the sorted part of inner keys: narrow on it, then check each entry
     const [ilo, ihi] = this.innerRange(prefix.slice(0, INNER_KEY_CHARS));
-    const buf: CompletionHit[] = [];
+    const top = new TopSuggestions(k);
     for (let i = ilo; i < ihi; i++) {
       const sug = this.innerSug[i] as number;
       const start = this.innerStarts[i] as number;
       if (compareKey(this.keys.chars, start, this.keys.offsets[sug + 1] as number, prefix, true) !== 0) continue;
-      const score = this.liveScore(sug, deleted);
-      if (score > 0) buf.push({ sug, score, inner: true });
+      top.offer(sug, this.liveScore(sug, deleted));
     }
-    dedupeHits(buf);
-    selectTop(buf, k);
-    for (const h of buf) out.push(h);
+    top.emit(true, out);
   }
 
   /** Number of keys starting with `prefix` (start table only). */
@@ -303,33 +300,50 @@ export function staticScore(weight: number, type: number, quality: number): numb
 }
 
 function scanTop(lo: number, hi: number, sugOf: Uint32Array | null, k: number, inner: boolean, scoreOf: (s: number) => number, out: CompletionHit[]): void {
-  const buf: CompletionHit[] = [];
+  const top = new TopSuggestions(k);
   let prev = -1;
   for (let i = lo; i < hi; i++) {
     const sug = sugOf ? (sugOf[i] as number) : i;
     if (sug === prev) continue;
     prev = sug;
-    const score = scoreOf(sug);
-    if (score > 0) buf.push({ sug, score, inner });
+    top.offer(sug, scoreOf(sug));
   }
-  if (sugOf) dedupeHits(buf);
-  selectTop(buf, k);
-  for (const h of buf) out.push(h);
+  top.emit(inner, out);
 }
 
-function dedupeHits(buf: CompletionHit[]): void {
-  const seen = new Set<number>();
-  let w = 0;
-  for (const h of buf) {
-    if (seen.has(h.sug)) continue;
-    seen.add(h.sug);
-    buf[w++] = h;
-  }
-  buf.length = w;
-}
+/**
+ * The `k` best distinct suggestions offered (positive scores only), best first, ties by id: kept
+ * sorted by insertion, so that the many offers below the k-th best cost one comparison and no
+ * allocation. A suggestion offered twice (several word starts) counts once.
+ */
+class TopSuggestions {
+  private readonly sugs: number[] = [];
+  private readonly scores: number[] = [];
 
-/** Keeps the `k` best hits of `buf`, best first (ties by id for a stable order). */
-export function selectTop(buf: CompletionHit[], k: number): void {
-  buf.sort((a, b) => b.score - a.score || a.sug - b.sug);
-  if (buf.length > k) buf.length = k;
+  constructor(private readonly k: number) {}
+
+  offer(sug: number, score: number): void {
+    if (score <= 0 || this.k <= 0) return;
+    const sugs = this.sugs;
+    const scores = this.scores;
+    let n = sugs.length;
+    if (n === this.k) {
+      const ls = scores[n - 1] as number;
+      if (score < ls || (score === ls && sug >= (sugs[n - 1] as number))) return;
+    }
+    for (let i = 0; i < n; i++) if (sugs[i] === sug) return;
+    if (n === this.k) {
+      n--;
+      sugs.length = n;
+      scores.length = n;
+    }
+    let at = n;
+    while (at > 0 && ((scores[at - 1] as number) < score || ((scores[at - 1] as number) === score && (sugs[at - 1] as number) > sug))) at--;
+    sugs.splice(at, 0, sug);
+    scores.splice(at, 0, score);
+  }
+
+  emit(inner: boolean, out: CompletionHit[]): void {
+    for (let i = 0; i < this.sugs.length; i++) out.push({ sug: this.sugs[i] as number, score: this.scores[i] as number, inner });
+  }
 }
