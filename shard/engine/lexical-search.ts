@@ -46,6 +46,12 @@ function maxExpansions(prefixLength: number): number {
   return prefixLength <= 1 ? 16 : prefixLength === 2 ? 32 : MAX_PREFIX_EXPANSIONS;
 }
 const MAX_WORDS = 12;
+/**
+ * MISSING_WORD_FACTOR and DESC_ONLY_FACTOR to the power of 0..MAX_WORDS (split compounds may
+ * add words: Math.pow beyond); Math.pow per document cost 13 % of a loose pass.
+ */
+const MISSING_WORD_POW = Array.from({ length: MAX_WORDS + 1 }, (_, k) => Math.pow(MISSING_WORD_FACTOR, k));
+const DESC_ONLY_POW = Array.from({ length: MAX_WORDS + 1 }, (_, k) => Math.pow(DESC_ONLY_FACTOR, k));
 /** Up to this many words, "every word but one" is tried word by word before anything looser. */
 const MAX_DROP_WORDS = 6;
 /** In the loosest pass, terms found in more than this share of a segment are skipped. */
@@ -445,9 +451,9 @@ function searchSegment(
     if (m > 0 && (!all || m === na)) {
       matchedDocs++;
       let score = total[d] as number;
-      if (m < n) score *= Math.pow(MISSING_WORD_FACTOR, n - m);
+      if (m < n) score *= MISSING_WORD_POW[n - m] ?? Math.pow(MISSING_WORD_FACTOR, n - m);
       const weak = weakCount[d] as number;
-      if (weak > 0) score *= Math.pow(DESC_ONLY_FACTOR, weak);
+      if (weak > 0) score *= DESC_ONLY_POW[weak] ?? Math.pow(DESC_ONLY_FACTOR, weak);
       score *= proximity(pos, D, d, n);
       score *= 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
       const f = docFactor === null ? 1 : docFactor(d);
