@@ -71,6 +71,7 @@ export class IndexSnapshot {
   private scratchU16: Uint16Array | null = null;
   private scratchU8: Uint8Array[] = [];
   private scratchI8: Int8Array | null = null;
+  private scratchI32: Int32Array | null = null;
 
   constructor(readonly segments: readonly Segment[]) {
     let docs = 0;
@@ -239,6 +240,11 @@ export class IndexSnapshot {
   u16(n: number): Uint16Array {
     if (this.scratchU16 === null || this.scratchU16.length < n) this.scratchU16 = new Uint16Array(n);
     return this.scratchU16;
+  }
+
+  i32(n: number): Int32Array {
+    if (this.scratchI32 === null || this.scratchI32.length < n) this.scratchI32 = new Int32Array(n);
+    return this.scratchI32;
   }
 
   i8(n: number): Int8Array {

@@ -329,7 +329,9 @@ function searchSegment(
   const filterState = snapshot.i8(D); // 0 unknown, 1 pass, -1 fail
   const predicate: DocPredicate | null = options.filters ? compileFilters(options.filters, seg) : null;
   const docFactor = options.docFactor?.(seg) ?? null;
-  const touched: number[] = [];
+  // documents touched (each once), in reusable scratch memory: thousands in a loose pass
+  const touched = snapshot.i32(D);
+  let touchedCount = 0;
   let wordTouched: number[] = [];
   const tomb = seg.tombstones;
   const hasDeletes = seg.deletedCount > 0;
@@ -356,7 +358,7 @@ function searchSegment(
       if (st === 0) {
         st = predicate(d) ? 1 : -1;
         filterState[d] = st;
-        touched.push(d);
+        touched[touchedCount++] = d;
       }
       if (st < 0) return;
     }
@@ -426,7 +428,7 @@ function searchSegment(
     }
     if (all && wordTouched.length === 0) break;
     for (const d of wordTouched) {
-      if (predicate === null && matchedCount[d] === 0) touched.push(d);
+      if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
       typos[d] = (typos[d] as number) + (bestTypos[d] as number);
       matchedCount[d] = (matchedCount[d] as number) + 1;
@@ -446,7 +448,8 @@ function searchSegment(
   }
 
   let matchedDocs = 0;
-  for (const d of touched) {
+  for (let i = 0; i < touchedCount; i++) {
+    const d = touched[i] as number;
     const m = matchedCount[d] as number;
     if (m > 0 && (!all || m === na)) {
       matchedDocs++;
