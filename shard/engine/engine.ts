@@ -593,9 +593,11 @@ export class SuggestEngine {
    * load, say): a query then looks each word up once instead of once per segment, which costs
    * about half as much with three segments. Null unless the segments besides the largest hold
    * at least `minShare` of the documents, so a trickle of writes into a large index never
-   * rebuilds it, and each rebuild follows a growth of at least that share.
+   * rebuilds it, and each rebuild follows a growth of at least that share. Null as well above
+   * `maxDocs` live documents: the merged copy is built beside the segments it replaces, and the
+   * geometric merges already bound a large index to O(log n) segments.
    */
-  planCompaction(minShare: number): MergePlan | null {
+  planCompaction(minShare: number, maxDocs = Number.POSITIVE_INFINITY): MergePlan | null {
     const segs = this.segments;
     if (segs.length < 2 || segs.some((s) => this.merging.has(s))) return null;
     let live = 0;
@@ -604,7 +606,7 @@ export class SuggestEngine {
       live += s.liveCount;
       largest = Math.max(largest, s.liveCount);
     }
-    if (live === 0 || (live - largest) / live < minShare) return null;
+    if (live === 0 || live > maxDocs || (live - largest) / live < minShare) return null;
     return this.planOf([...segs]);
   }
 

@@ -22,10 +22,13 @@ export interface EngineRefresherOptions {
   /**
    * An engine without writes for this long has its segments merged into one on the pool
    * (default 1000 ms), when the segments besides the largest hold `compactMinShare` of its
-   * documents (default 0.1). Queries over one segment cost about half those over three.
+   * documents (default 0.1) and it holds at most `compactMaxDocs` (default 2,000,000: the merged
+   * copy is built beside the segments it replaces). Queries over one segment cost about half
+   * those over three.
    */
   compactAfterMs?: number;
   compactMinShare?: number;
+  compactMaxDocs?: number;
   log?: Logger | undefined;
 }
 
@@ -45,6 +48,7 @@ export class EngineRefresher {
   private readonly minSupport: number;
   private readonly compactAfterMs: number;
   private readonly compactMinShare: number;
+  private readonly compactMaxDocs: number;
   /** when each engine last received writes, until it is compacted or found not worth it */
   private readonly lastWrite = new Map<SuggestEngine, number>();
   private readonly work = new Map<SuggestEngine, Work>();
@@ -60,6 +64,7 @@ export class EngineRefresher {
     this.minSupport = opts.minSupport ?? 2;
     this.compactAfterMs = opts.compactAfterMs ?? 1000;
     this.compactMinShare = opts.compactMinShare ?? 0.1;
+    this.compactMaxDocs = opts.compactMaxDocs ?? 2_000_000;
   }
 
   /** Whether merges run on the pool (engines are then made with `autoMerge: false`). */
@@ -140,7 +145,7 @@ export class EngineRefresher {
       const since = this.lastWrite.get(engine);
       if (since !== undefined && performance.now() - since < this.compactAfterMs) return; // not idle yet
       this.lastWrite.delete(engine);
-      if (since !== undefined) this.startMerge(engine, engine.planCompaction(this.compactMinShare));
+      if (since !== undefined) this.startMerge(engine, engine.planCompaction(this.compactMinShare, this.compactMaxDocs));
       if (w.merging === null) this.dirty.delete(engine);
     }
   }

@@ -147,6 +147,35 @@ describe('SuggestEngine', () => {
     }
   });
 
+  it('plans a compaction of every segment only when the smaller ones hold the given share and the index is small enough', () => {
+    const docs = loadBestBuy().slice(0, 1000);
+    const e = new SuggestEngine({ autoMerge: false });
+    e.upsert(docs.slice(0, 900));
+    e.refresh();
+    e.upsert(docs.slice(900, 950));
+    e.refresh();
+    e.upsert(docs.slice(950));
+    e.refresh();
+    expect(e.stats().segments).toBe(3);
+    // 100 of 1000 documents outside the largest segment: 10 %
+    expect(e.planCompaction(0.11)).toBeNull();
+    expect(e.planCompaction(0.1, 999)).toBeNull();
+    const plan = e.planCompaction(0.1, 1000);
+    expect(plan?.segments.length).toBe(3);
+    expect(e.planCompaction(0.1)).toBeNull(); // its segments are taken
+    expect(e.planMerge()).toBeNull();
+    e.remove(['bb3']); // while the merged segment is built
+    expect(e.commitMerge(plan!, new SegmentBuilder().addAll(plan!.documents).build())).toBe(true);
+    expect(e.stats().segments).toBe(1);
+    expect(e.documentCount).toBe(999);
+    expect(e.get('bb3')).toBeNull();
+    // the same answers as an index built in one piece
+    const whole = new SuggestEngine();
+    whole.upsert(docs.filter((d) => d.id !== 'bb3'));
+    for (const q of ['sams', 'iphone c', 'case f', 'otterbox']) expect(ids(e.typeahead({ query: q }))).toEqual(ids(whole.typeahead({ query: q })));
+    expect(e.planCompaction(0)).toBeNull(); // one segment: nothing to do
+  });
+
   it('serializes and loads without changing results', () => {
     const e = new SuggestEngine();
     e.upsert(loadBestBuy().slice(0, 800));
