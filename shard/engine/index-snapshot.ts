@@ -44,12 +44,14 @@ function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean
   let matches = memo.byWord.get(key);
   if (matches !== undefined) return matches;
   // Two edits anywhere make the walk visit most of the trie's top levels; two edits after a
-  // correct first letter, plus one edit anywhere, cover nearly all real typos at a fraction
+  // correct first letter, plus one edit anywhere else, cover nearly all real typos at a fraction
   // of the cost (first-letter typos are rarer and already ranked lower).
-  matches =
-    maxEdits >= 2 && word.length > 0
-      ? [...fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000 }), ...fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000, range: s.terms.prefixRange(word.slice(0, 1)) })]
-      : fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000 });
+  if (maxEdits >= 2 && word.length > 0) {
+    const [lo, hi] = s.terms.prefixRange(word.slice(0, 1));
+    const before = fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000, range: [0, lo] });
+    const after = fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000 - before.length, range: [hi, s.terms.size] });
+    matches = [...before, ...after, ...fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000, range: [lo, hi] })];
+  } else matches = fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000 });
   if (memo.byWord.size >= MAX_WALKS_PER_SEGMENT || memo.matches + matches.length > MAX_MATCHES_PER_SEGMENT) {
     memo.byWord.clear();
     memo.matches = 0;
