@@ -2,7 +2,8 @@
 // keeps its segments merged, without making queries pay for it. A few buffered documents are
 // indexed in place (a small segment costs well under a millisecond); larger batches (bulk
 // ingestion) and every merge are built on the segment pool, one build and one merge per engine
-// at a time, while queries keep answering from the published segments. A query only waits when
+// at a time, while queries keep answering from the published segments. An engine whose writes
+// have stopped gets its segments merged into one (compaction). A query only waits when
 // documents it must see are in a build that has not been published yet.
 import type { Logger } from '../../node/runtime/log.js';
 import type { MergePlan, SuggestEngine } from '../engine/engine.js';
@@ -49,7 +50,7 @@ export class EngineRefresher {
   private readonly compactAfterMs: number;
   private readonly compactMinShare: number;
   private readonly compactMaxDocs: number;
-  /** when each engine last received writes, until it is compacted or found not worth it */
+  /** when each engine last changed (writes, or a build or merge ending), until it is compacted or found not worth it */
   private readonly lastWrite = new Map<SuggestEngine, number>();
   private readonly work = new Map<SuggestEngine, Work>();
   private readonly dirty = new Set<SuggestEngine>();
