@@ -5,6 +5,7 @@
 // never changes the scores of other documents.
 import { FIELD_COUNT } from './doc-fields.js';
 import { fuzzy, type FuzzyMatch } from './fuzzy.js';
+import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { TERM_PRIMARY, TERM_SUGGESTIVE, type Segment } from './segment.js';
 
 /** Collection statistics a caller may pass in to score several parts on one scale. */
@@ -30,18 +31,18 @@ export type VocabularyKind = 'suggestive' | 'any';
 /**
  * The trie walks of one segment, memoized per segment: its term table never changes, so the
  * walk for a word serves every snapshot that still holds the segment (a write starts a new
- * snapshot, not a new large segment), both vocabulary kinds and every result limit.
+ * snapshot, not a new large segment), both vocabulary kinds and every result limit. At most
+ * this many words per segment...
  */
-const walks = new WeakMap<Segment, { byWord: Map<string, FuzzyMatch[]>; matches: number }>();
 const MAX_WALKS_PER_SEGMENT = 16_384;
 /** ...and at most this many matches kept per segment (about 4 MB), however many words. */
 const MAX_MATCHES_PER_SEGMENT = 100_000;
+const walks = new MemoPerOwner<Segment, string, FuzzyMatch[]>(() => new ClearingMemo(MAX_WALKS_PER_SEGMENT, MAX_MATCHES_PER_SEGMENT, (m) => m.length));
 
 function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean): FuzzyMatch[] {
-  let memo = walks.get(s);
-  if (memo === undefined) walks.set(s, (memo = { byWord: new Map(), matches: 0 }));
+  const memo = walks.of(s);
   const key = `${prefix ? 1 : 0}${maxEdits}${word}`;
-  let matches = memo.byWord.get(key);
+  let matches = memo.get(key);
   if (matches !== undefined) return matches;
   // Two edits anywhere make the walk visit most of the trie's top levels; two edits after a
   // correct first letter, plus one edit anywhere else, cover nearly all real typos at a fraction
@@ -52,12 +53,7 @@ function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean
     const after = fuzzy(s.terms, word, { maxEdits: maxEdits - 1, prefix, limit: 2000 - before.length, range: [hi, s.terms.size] });
     matches = [...before, ...after, ...fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000, range: [lo, hi] })];
   } else matches = fuzzy(s.terms, word, { maxEdits, prefix, limit: 2000 });
-  if (memo.byWord.size >= MAX_WALKS_PER_SEGMENT || memo.matches + matches.length > MAX_MATCHES_PER_SEGMENT) {
-    memo.byWord.clear();
-    memo.matches = 0;
-  }
-  memo.byWord.set(key, matches);
-  memo.matches += matches.length;
+  memo.set(key, matches);
   return matches;
 }
 
@@ -66,7 +62,7 @@ export class IndexSnapshot {
   readonly liveCount: number;
   readonly avgFieldLength: number[];
   private readonly dfCache = new Map<string, number>();
-  private readonly fuzzyCache = new Map<string, VocabularyMatch[]>();
+  private readonly fuzzyCache = new ClearingMemo<string, VocabularyMatch[]>(16_384);
   private readonly pairCache = new Map<string, number>();
   private readonly norms = new Map<Segment, Float32Array>();
   private scratchF32: Float32Array[] = [];
@@ -168,7 +164,6 @@ export class IndexSnapshot {
     const cached = this.fuzzyCache.get(cacheKey);
     if (cached !== undefined) return cached;
     const result = this.fuzzyTermsUncached(word, maxEdits, prefix, kind, limit);
-    if (this.fuzzyCache.size >= 16_384) this.fuzzyCache.clear();
     this.fuzzyCache.set(cacheKey, result);
     return result;
   }

@@ -12,6 +12,7 @@ import { FIELD_COUNT } from './doc-fields.js';
 import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js';
 import { maxEditsFor, typoCost } from './fuzzy.js';
 import { computeNorms, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
+import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { NO_POSITION, TERM_PRIMARY, TERM_TOP_THRESHOLD, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, type Segment } from './segment.js';
 
 /** Field weights and length normalization, in FIELD order (title, brand, category, attr, desc). */
@@ -125,22 +126,17 @@ interface Expansion {
  * the expansions kept (about 10 MB; the whole benchmark keystroke stream, 16,000 distinct words,
  * needs 67,000).
  */
-const expansionMemo = new WeakMap<IndexSnapshot, { byWord: Map<string, Expansion[]>; size: number }>();
 const MAX_MEMO_EXPANSIONS = 100_000;
+const expansionMemo = new MemoPerOwner<IndexSnapshot, string, Expansion[]>(() => new ClearingMemo(Number.POSITIVE_INFINITY, MAX_MEMO_EXPANSIONS, (list) => list.length));
 
 function expandMemoized(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy: boolean): Expansion[] {
-  let memo = expansionMemo.get(snapshot);
-  if (memo === undefined) expansionMemo.set(snapshot, (memo = { byWord: new Map(), size: 0 }));
+  const memo = expansionMemo.of(snapshot);
   const key = `${isPrefix ? 1 : 0}${fuzzy ? 1 : 0}${w.term}\u0000${w.alternatives.join('\u0000')}`;
-  let list = memo.byWord.get(key);
-  if (list !== undefined) return list;
-  list = expand(snapshot, w, isPrefix, fuzzy);
-  if (memo.size + list.length > MAX_MEMO_EXPANSIONS) {
-    memo.byWord.clear();
-    memo.size = 0;
+  let list = memo.get(key);
+  if (list === undefined) {
+    list = expand(snapshot, w, isPrefix, fuzzy);
+    memo.set(key, list);
   }
-  memo.byWord.set(key, list);
-  memo.size += list.length;
   return list;
 }
 

@@ -8,6 +8,7 @@
 // All arrays are typed arrays in the segment's arena.
 import { PrefixTopLists } from './prefix-top-lists.js';
 import type { Arena, ArenaBuilder } from './arena.js';
+import { ClearingMemo } from './memo.js';
 import { Utf8Pool, Utf8Reader } from './string-pool.js';
 import { PrefixIndex, compareKey, sortedOrder } from './prefix-index.js';
 import { SUG, SUGGESTION_TYPES, TYPE_FACTOR, type MinedSuggestions, type SuggestionType } from './suggestion-miner.js';
@@ -172,14 +173,13 @@ export class SuggestionIndex {
    * Decoded keys and display texts, memoized: every query reads the keys of the hits it looks
    * at, and a memoized string also keeps its hash for the maps that group candidates by key.
    */
-  private readonly keyMemo = new Map<number, string>();
-  private readonly displayMemo = new Map<number, string>();
+  private readonly keyMemo = new ClearingMemo<number, string>(MEMO_ENTRIES);
+  private readonly displayMemo = new ClearingMemo<number, string>(MEMO_ENTRIES);
 
   key(sug: number): string {
     let key = this.keyMemo.get(sug);
     if (key === undefined) {
       key = this.keys.termAt(sug);
-      if (this.keyMemo.size >= MEMO_ENTRIES) this.keyMemo.clear();
       this.keyMemo.set(sug, key);
     }
     return key;
@@ -189,7 +189,6 @@ export class SuggestionIndex {
     let text = this.displayMemo.get(sug);
     if (text === undefined) {
       text = this.displays.get(sug);
-      if (this.displayMemo.size >= MEMO_ENTRIES) this.displayMemo.clear();
       this.displayMemo.set(sug, text);
     }
     return text;

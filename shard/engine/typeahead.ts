@@ -10,6 +10,7 @@ import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular } from '../../node/runtime/text/tokenize.js';
 import type { IndexSnapshot } from './index-snapshot.js';
 import { lexicalSearch } from './lexical-search.js';
+import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { docWeightOf, type Segment } from './segment.js';
 import type { SpellCorrector } from './spell-corrector.js';
 import type { CompletionHit } from './suggestion-index.js';
@@ -123,16 +124,14 @@ function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean,
  * A suggestion's words in singular form, memoized per segment (its keys never change; a few
  * hundred nanoseconds per candidate otherwise), at most MAX_FORMS per segment.
  */
-const formMemo = new WeakMap<Segment, Map<number, string>>();
 const MAX_FORMS = 65_536;
+const formMemo = new MemoPerOwner<Segment, number, string>(() => new ClearingMemo(MAX_FORMS));
 
 function formOf(c: Candidate): string {
-  let memo = formMemo.get(c.segment);
-  if (memo === undefined) formMemo.set(c.segment, (memo = new Map()));
+  const memo = formMemo.of(c.segment);
   let form = memo.get(c.sug);
   if (form === undefined) {
     form = c.key.split(' ').map((w) => singular(w) ?? w).join(' ');
-    if (memo.size >= MAX_FORMS) memo.clear();
     memo.set(c.sug, form);
   }
   return form;
