@@ -132,7 +132,6 @@ export class SearchService {
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const behavior = behaviorOf(resolved.index);
-    const useCache = this.cache.enabled && !p.bypassCache && !p.debug && !p.profile && !p.benchmark;
     const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
@@ -168,7 +167,7 @@ export class SearchService {
         return {
           physical_index_id: physical.physical_index_id,
           parts: physical.parts,
-          cache: useCache ? 'miss' : 'bypassed',
+          cache: cacheKey !== null ? 'miss' : 'bypassed',
           ...(vector ? { vector } : {}),
           ranking: rankingDebug(ranking, parts, placed),
           ...(p.profile
