@@ -94,9 +94,15 @@ function applyOverrides(w: Workload): Workload {
 }
 
 async function setUpTarget(w: Workload, index: string): Promise<Server> {
-  const catalog = () => loadCatalogSpec(values.catalog);
-  // searchable once the first word of a loaded title finds something
-  const probeFor = (docs: { title: string }[]) => requestPath(w, docs[0]?.title.split(' ')[0] ?? 'a', index);
+  // Loads the catalogue into a new index and waits until it is searchable (once the first word of
+  // a loaded title finds something) and, with `settle`, until its parts stop merging.
+  const provision = async (baseUrl: string, adminKey: string, indexParts: number | undefined, settle: boolean) => {
+    const docs = loadCatalogSpec(values.catalog);
+    const p = await provisionIndex({ baseUrl, adminKey, tenantId: 'loadtest', indexId: index, docs, ...(indexParts !== undefined ? { parts: indexParts } : {}), log });
+    await waitSearchable(baseUrl, p.publicKey, requestPath(w, docs[0]?.title.split(' ')[0] ?? 'a', index));
+    const settled = settle ? await waitSettled(baseUrl, p.privateKey, index, log) : null;
+    return { ...p, settled };
+  };
   const parts = values.parts === undefined ? undefined : Number(values.parts);
   if (parts !== undefined && (!Number.isInteger(parts) || parts < 1)) usage('--parts must be a positive integer');
   if (values['spawn-cluster']) {
@@ -106,23 +112,17 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     const cluster = await startLocalCluster({ shards: 3, routers: 1, echo: values.echo });
     cleanups.push(() => cluster.stop());
     const baseUrl = cluster.routerUrls[0]!;
-    const docs = catalog();
-    const p = await provisionIndex({ baseUrl, adminKey: cluster.adminKey, tenantId: 'loadtest', indexId: index, docs, parts: parts ?? 3, log });
-    await waitSearchable(baseUrl, p.publicKey, probeFor(docs));
-    const settled = await waitSettled(baseUrl, p.privateKey, index, log);
+    const p = await provision(baseUrl, cluster.adminKey, parts ?? 3, true);
     const pids = [...cluster.routers, ...cluster.shards].map((s) => s.child.pid).filter((x): x is number => x !== undefined);
-    return { role: 'target', name: `suggest-cluster-${parts ?? 3}-parts`, url: baseUrl, key: p.publicKey, origin: 'spawned local cluster (3 shard nodes, 1 router)', pids, info: { documents: p.documents, parts: parts ?? 3, ingest_ms: Math.round(p.ingestMs), segments: settled.segments, settle_ms: settled.settle_ms } };
+    return { role: 'target', name: `suggest-cluster-${parts ?? 3}-parts`, url: baseUrl, key: p.publicKey, origin: 'spawned local cluster (3 shard nodes, 1 router)', pids, info: { documents: p.documents, parts: parts ?? 3, ingest_ms: Math.round(p.ingestMs), segments: p.settled?.segments, settle_ms: p.settled?.settle_ms } };
   }
   if (values['spawn-single-node']) {
     const { startSingleNode } = await import('../node/runtime/process-harness.js');
     log('starting a single node');
     const node = await startSingleNode({ echo: values.echo });
     cleanups.push(() => node.stop());
-    const docs = catalog();
-    const p = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'loadtest', indexId: index, docs, ...(parts !== undefined ? { parts } : {}), log });
-    await waitSearchable(node.baseUrl, p.publicKey, probeFor(docs));
-    const settled = await waitSettled(node.baseUrl, p.privateKey, index, log);
-    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pids: pidsOf(node.process.child.pid), info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs), segments: settled.segments, settle_ms: settled.settle_ms } };
+    const p = await provision(node.baseUrl, node.adminKey, parts, true);
+    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pids: pidsOf(node.process.child.pid), info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs), segments: p.settled?.segments, settle_ms: p.settled?.settle_ms } };
   }
   const target = values.target ?? usage('give --target URL, --target spawn:NAME or --spawn-single-node');
   if (target.startsWith('spawn:')) {
@@ -136,9 +136,7 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
   const baseUrl = target.replace(/\/$/, '');
   if (values.provision) {
     const adminKey = values['admin-key'] ?? usage('--provision needs --admin-key');
-    const docs = catalog();
-    const p = await provisionIndex({ baseUrl, adminKey, tenantId: 'loadtest', indexId: index, docs, log });
-    await waitSearchable(baseUrl, p.publicKey, probeFor(docs));
+    const p = await provision(baseUrl, adminKey, undefined, false);
     return { role: 'target', name: 'suggest', url: baseUrl, key: p.publicKey, origin: 'given URL, provisioned', info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
   }
   return { role: 'target', name: 'suggest', url: baseUrl, key: values.key ?? usage('--target URL needs --key'), origin: 'given URL' };
