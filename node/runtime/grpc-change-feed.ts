@@ -323,16 +323,15 @@ interface FeedSeries {
 }
 
 /** The feed's series on a registry, registered once (a registry may see several pools in tests). */
+const seriesByRegistry = new WeakMap<Registry, FeedSeries>();
+
 function feedSeries(registry: Registry): FeedSeries {
-  const existing = registry.getSingleMetric('suggest_change_feed_events_total');
-  if (existing) {
-    return {
-      events: existing as Counter<'kind'>,
-      reconnects: registry.getSingleMetric('suggest_change_feed_reconnects_total') as Counter,
-      drops: registry.getSingleMetric('suggest_change_feed_drops_total') as Counter<'reason'>,
-      live: registry.getSingleMetric('suggest_change_feed_live') as Gauge,
-    };
-  }
+  let series = seriesByRegistry.get(registry);
+  if (series === undefined) seriesByRegistry.set(registry, (series = newFeedSeries(registry)));
+  return series;
+}
+
+function newFeedSeries(registry: Registry): FeedSeries {
   return {
     events: new Counter({
       name: 'suggest_change_feed_events_total',
