@@ -124,6 +124,13 @@ describe('search host with the pool', () => {
     await removeDir?.();
   });
 
+  const stats = () => host.indexStats({ store: undefined as never, ref }) as { loaded: boolean; segments: number; pending: number; documents: number };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Polls until `done` or `ms` have passed; the caller's assertions then say what went wrong. */
+  const until = async (done: () => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (!done() && Date.now() < deadline) await sleep(5);
+  };
   const typeahead = async (query: string, limit = 10) => (await shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit } })) as { suggestions: TypeaheadSuggestion[] };
   const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
 
@@ -147,27 +154,22 @@ describe('search host with the pool', () => {
 
   it('publishes a small write on the timer, before any query asks', async () => {
     await upsert([{ id: 'w1', title: 'Wombat Kettle', desc: '', manufacturer: 'Wombat', raw: {} }]);
-    const stats = () => host.indexStats({ store: undefined as never, ref }) as { loaded: boolean; pending: number; documents: number };
-    const deadline = Date.now() + 2000;
-    while (stats().pending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await until(() => stats().pending === 0, 2000);
     expect(stats().pending).toBe(0);
     expect(stats().documents).toBe(11501);
     expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
   });
 
   it('merges its segments into one on the pool once writes stop, answers unchanged in substance', async () => {
-    const stats = () => host.indexStats({ store: undefined as never, ref }) as { segments: number; documents: number; pending: number };
-    const deadline = Date.now() + 10_000;
-    while (stats().segments > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => stats().segments <= 1, 10_000);
     expect(stats().segments).toBe(1);
     expect(stats().documents).toBe(11501);
     expect((await typeahead('quokka')).suggestions.map((s) => s.title)).toContain('Quokka Espresso Machine');
     expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
     // a single small write afterwards is far below the share that calls for another full merge
     await upsert([{ id: 'w2', title: 'Wombat Teapot', desc: '', manufacturer: 'Wombat', raw: {} }]);
-    const until = Date.now() + 2000;
-    while (stats().pending > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 400)); // past compactAfterMs
+    await until(() => stats().pending === 0, 2000);
+    await sleep(400); // past compactAfterMs
     expect(stats().segments).toBe(2);
     expect((await typeahead('wombat t')).suggestions.map((s) => s.title)).toContain('Wombat Teapot');
   });
