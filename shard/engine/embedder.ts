@@ -10,6 +10,8 @@ export interface Embedder {
   /** stable name, recorded with stored vectors so a changed embedder forces a rebuild */
   readonly name: string;
   readonly dimensions: number;
+  /** every vector it returns has length 1 (or 0), so a dot product is a cosine in [-1, 1] */
+  readonly unitVectors?: boolean;
   embed(texts: readonly string[]): Float32Array[];
   /**
    * A query's vector, when it is embedded differently from documents: with `lastIsPrefix` the
@@ -28,6 +30,7 @@ export interface HashedNgramOptions {
 export class HashedNgramEmbedder implements Embedder {
   readonly name: string;
   readonly dimensions: number;
+  readonly unitVectors = true;
   private readonly wordWeight: number;
 
   constructor(options: HashedNgramOptions = {}) {

@@ -12,6 +12,7 @@ import { displayFields, docFields } from './doc-fields.js';
 import { decodeSegments, encodeSegments, ENGINE_FORMAT_VERSION } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
 import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
+import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { RankingRules } from './ranking-rules.js';
 import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
@@ -330,7 +331,11 @@ export class SuggestEngine {
     let hits: LexicalHit[] = result.hits;
     const vectorStarted = performance.now();
     let vs: VectorSearchResult | null = null;
-    if (qv !== null && (mode === 'vector_only' || mode === 'hybrid')) {
+    // hybrid scores its lexical candidates first: when the last of the answer's size already
+    // outscores anything a document found only by vectors could reach, the graph is not searched
+    const fused = mode === 'hybrid' && qv !== null ? fuseLexical(snap, result.hits, qv, this.embedder.name) : null;
+    const settled = fused !== null && !rules.active && req.debug !== true && req.benchmark !== true && this.embedder.unitVectors === true && lexicalSettles(fused, limit);
+    if (qv !== null && (mode === 'vector_only' || (mode === 'hybrid' && !settled))) {
       // hybrid's vector candidates only complete the lexical ones (which carry 0.8 of the score):
       // a smaller pool and candidate list keep it cheap
       const hybrid = mode === 'hybrid';
@@ -341,8 +346,8 @@ export class SuggestEngine {
     if (mode === 'vector_only' && vs !== null) {
       // a similarity of zero or less shares nothing with the query
       hits = vs.hits.filter((h) => h.score > 0).map((h) => ({ ...h, matched: 0, typos: 0 }));
-    } else if (mode === 'hybrid' && qv !== null && vs !== null) {
-      hits = rules.adjust(snap, fuse(snap, result.hits, vs.hits, qv, this.embedder.name));
+    } else if (fused !== null) {
+      hits = rules.adjust(snap, withVectorCandidates(fused, vs?.hits ?? []));
     } else if (mode === 'fts_rerank' && qv !== null && hits.length > 0) {
       // a per-document factor keeps scores comparable across parts
       hits = hits.map((h) => ({ ...h, score: h.score * (1 - RERANK_WEIGHT + RERANK_WEIGHT * Math.max(0, similarity(snap, h, qv, this.embedder.name))) }));
@@ -694,37 +699,79 @@ function similarity(snap: IndexSnapshot, h: { segment: number; ord: number }, qv
   return searchable(seg, embedder, qv.length) ? dotRow(seg.vectors, h.ord, qv, qv.length) : 0;
 }
 
+type FusedHit = LexicalHit & { cos: number };
+
 /**
  * hybrid: the union of the lexical and the vector candidates, each scored by both signals (a
  * document the lexical pass did not return counts lexical 0; one the vector pass did not return
- * gets its similarity from its stored vector).
+ * gets its similarity from its stored vector). This part scores the lexical candidates, best
+ * first (those scoring 0 dropped); `withVectorCandidates` adds the others.
  */
-function fuse(snap: IndexSnapshot, lexical: readonly LexicalHit[], vector: readonly VectorHit[], qv: Float32Array, embedder: string): LexicalHit[] {
-  const byKey = new Map<string, LexicalHit & { cos: number }>();
-  for (const h of lexical) byKey.set(`${h.segment}:${h.ord}`, { ...h, cos: similarity(snap, h, qv, embedder) });
-  for (const v of vector) {
-    const k = `${v.segment}:${v.ord}`;
-    if (!byKey.has(k)) byKey.set(k, { segment: v.segment, ord: v.ord, score: 0, matched: 0, typos: 0, cos: v.score });
+function fuseLexical(snap: IndexSnapshot, lexical: readonly LexicalHit[], qv: Float32Array, embedder: string): FusedHit[] {
+  const byKey = new Map<number, FusedHit>();
+  for (const h of lexical) {
+    const cos = similarity(snap, h, qv, embedder);
+    const score = HYBRID_LEX_WEIGHT * (h.score / (h.score + HYBRID_LEX_HALF)) + (1 - HYBRID_LEX_WEIGHT) * Math.max(0, cos);
+    byKey.set(hitKey(h), { segment: h.segment, ord: h.ord, score, matched: h.matched, typos: h.typos, cos });
   }
-  const out: LexicalHit[] = [];
-  for (const h of byKey.values()) {
-    const lex = h.score;
-    const score = HYBRID_LEX_WEIGHT * (lex / (lex + HYBRID_LEX_HALF)) + (1 - HYBRID_LEX_WEIGHT) * Math.max(0, h.cos);
-    if (score > 0) out.push({ segment: h.segment, ord: h.ord, score, matched: h.matched, typos: h.typos });
+  const out: FusedHit[] = [];
+  for (const h of byKey.values()) if (h.score > 0) out.push(h);
+  return out.sort(byScore);
+}
+
+/** The fused lexical candidates with the vector candidates they do not hold (lexical 0), best first. */
+function withVectorCandidates(fused: readonly FusedHit[], vector: readonly VectorHit[]): LexicalHit[] {
+  const out: LexicalHit[] = fused.map((h) => ({ segment: h.segment, ord: h.ord, score: h.score, matched: h.matched, typos: h.typos }));
+  if (vector.length === 0) return out;
+  const have = new Set(fused.map(hitKey));
+  for (const v of vector) {
+    const score = (1 - HYBRID_LEX_WEIGHT) * Math.max(0, v.score);
+    if (score > 0 && !have.has(hitKey(v))) out.push({ segment: v.segment, ord: v.ord, score, matched: 0, typos: 0 });
   }
   return out.sort(byScore);
 }
 
+/**
+ * Whether hybrid's answer of `limit` is decided by its lexical candidates alone: a document only
+ * the vector search finds scores at most (1 - LEX_WEIGHT) x its similarity, and similarities of
+ * unit vectors are at most 1 (the margin covers rounding).
+ */
+function lexicalSettles(fused: readonly FusedHit[], limit: number): boolean {
+  const last = fused[limit - 1];
+  return last !== undefined && last.score > (1 - HYBRID_LEX_WEIGHT) * (1 + 1e-6);
+}
+
+/** One number per (segment, document ordinal): ordinals stay below 2^32. */
+function hitKey(h: { segment: number; ord: number }): number {
+  return h.segment * 0x1_0000_0000 + h.ord;
+}
+
+/** What a suggestion shows of a document: fixed by the segment, so memoized per segment. */
+interface RenderedDocument {
+  id: string;
+  title: string;
+  display: ReturnType<typeof displayFields>;
+}
+
+/** Documents rendered per segment: about 1 KB each, so at most a few MB per segment. */
+const MAX_RENDERED_PER_SEGMENT = 4_096;
+const rendered = new MemoPerOwner<Segment, number, RenderedDocument>(() => new ClearingMemo(MAX_RENDERED_PER_SEGMENT));
+
 /** One suggestion object of autocomplete for a document (`hit` null: a pinned document the query may not match). */
 function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, score: number, hit: LexicalHit | null): AutocompleteSuggestion {
   const seg = snap.segments[segment] as Segment;
-  const doc = seg.document(ord);
-  const fields = docFields(doc);
-  const d = displayFields(doc, fields);
+  const memo = rendered.of(seg);
+  let r = memo.get(ord);
+  if (r === undefined) {
+    const doc = seg.document(ord);
+    r = { id: doc.id, title: doc.title, display: displayFields(doc, docFields(doc)) };
+    memo.set(ord, r);
+  }
+  const d = r.display;
   return {
-    id: doc.id,
+    id: r.id,
     type: 'product',
-    title: doc.title,
+    title: r.title,
     subtitle: d.subtitle,
     description: d.description,
     url: d.url,
@@ -732,7 +779,8 @@ function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, sco
     price: d.price,
     currency: d.currency,
     score: Math.round(score * 1e4) / 1e4,
-    metadata: { concepts: d.concepts, matched_words: hit?.matched ?? 0, typos: hit?.typos ?? 0 },
+    // a fresh list per answer: later stages may add to the metadata
+    metadata: { concepts: [...d.concepts], matched_words: hit?.matched ?? 0, typos: hit?.typos ?? 0 },
   };
 }
 

@@ -119,6 +119,39 @@ describe('vector modes', () => {
     expect(b?.exact_ms).toBeGreaterThan(0);
   });
 
+  it('hybrid skips the graph search only when its lexical candidates decide the answer, which stays the same', () => {
+    // a fresh engine whose graphs are built on the first vector search: their size shows whether one ran
+    const e = new SuggestEngine({ vectors: { exactBelow: 256, build: 'sync' } });
+    e.upsert(docs);
+    e.optimize();
+    const graphBytes = () => e.stats().bytes.graph_hnswlib ?? 0;
+    // debug=true always searches the graph: the reference answer
+    const full = (query: string) => {
+      const { debug, ...rest } = e.autocomplete({ query, mode: 'hybrid', limit: 10, debug: true });
+      expect(debug?.vector.candidates, query).toBeGreaterThan(0);
+      return rest;
+    };
+    const strong = 'otterbox defender series case for apple iphone ';
+    const quick = e.autocomplete({ query: strong, mode: 'hybrid', limit: 10 });
+    expect(graphBytes()).toBe(0);
+    expect(quick.suggestions).toHaveLength(10);
+    expect(quick).toEqual(full(strong));
+    expect(graphBytes()).toBeGreaterThan(0);
+    // prefixes of real titles and misspelled ones (weak lexical matches, where vector neighbours
+    // count), settled or not, answer as the full search does
+    const misspell = (w: string) => (w.length >= 5 ? w.slice(0, 2) + w[3] + w[2] + w.slice(4) : w);
+    let checked = 0;
+    for (const d of docs.slice(0, 400)) {
+      const words = d.title.toLowerCase().split(/\s+/).slice(0, 4);
+      const text = words.join(' ');
+      for (const query of [text.slice(0, 2), text.slice(0, Math.ceil(text.length * 0.6)), text, words.map(misspell).join(' '), words.slice(0, 2).map(misspell).join(' ')]) {
+        expect(e.autocomplete({ query, mode: 'hybrid', limit: 10 }), query).toEqual(full(query));
+        checked++;
+      }
+    }
+    expect(checked).toBe(2_000);
+  });
+
   it('a one-letter query has no vector: vector_only answers nothing rather than noise', () => {
     expect(engine.autocomplete({ query: 'x', mode: 'vector_only' }).suggestions).toEqual([]);
   });
