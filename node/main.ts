@@ -17,6 +17,9 @@ import { PlacementLeader } from '../coordinator/placement.js';
 import { ShardNode } from '../shard/shard-node.js';
 import { SearchHost } from '../shard/search/search-host.js';
 import { SegmentPool } from '../shard/search/segment-pool.js';
+import { memoBudget, type MemoBudgetStats } from '../shard/engine/memo.js';
+import { Counter, Gauge } from 'prom-client';
+import { metrics } from './runtime/metrics.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
 import { GrpcHandoffPeers, partitionHandoffGrpcService } from '../shard/partition-handoff-grpc.js';
 import { startGrpcServer, type GrpcServerHandle } from './runtime/grpc-server.js';
@@ -99,6 +102,8 @@ async function main(): Promise<void> {
     if (segmentPool) closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
     const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool });
+    memoBudget.setLimit(config.memoBudgetMb * 1024 * 1024);
+    registerMemoMetrics();
     shardNode.setQueryHandler(search);
     shardNode.onChange(search.onChange);
     const initial = await coordinator.getPlacement();
@@ -224,3 +229,35 @@ main().catch((err: unknown) => {
   logger.error('failed to start', { err });
   void shutdown(1);
 });
+
+/** The engines' memo budget on this process's registry (scraped at /metrics where a router runs). */
+function registerMemoMetrics(): void {
+  const r = metrics.registry;
+  if (r.getSingleMetric('suggest_engine_memo_bytes') !== undefined) return;
+  const gauges: [string, string, (s: MemoBudgetStats) => number][] = [
+    ['suggest_engine_memo_bytes', "Estimated bytes held by the search engines' lookup memos (all indexes of this node).", (s) => s.bytes],
+    ['suggest_engine_memo_limit_bytes', 'The memo budget (SUGGEST_MEMO_BUDGET_MB).', (s) => s.limitBytes],
+    ['suggest_engine_memos', 'Lookup memos holding entries (per segment and per index snapshot).', (s) => s.memos],
+  ];
+  for (const [name, help, value] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [r],
+      collect() {
+        this.set(value(memoBudget.stats()));
+      },
+    });
+  }
+  let counted = 0;
+  new Counter({
+    name: 'suggest_engine_memo_evictions_total',
+    help: 'Memos cleared to stay within the memo budget (least recently written first).',
+    registers: [r],
+    collect() {
+      const now = memoBudget.stats().evictions;
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
+}

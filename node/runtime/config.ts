@@ -74,6 +74,8 @@ export interface Config {
   /** membership lease TTL: a node is declared dead this long after it stops renewing; long enough
    *  that a busy event loop (a large engine build on a loaded machine) does not lose the lease */
   memberTtlSeconds: number;
+  /** estimated memory of the search engines' lookup memos over all indexes of a shard node, MB */
+  memoBudgetMb: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grpcPort: 0,
     nodeId: undefined,
     memberTtlSeconds: 10,
+    memoBudgetMb: 256,
     logLevel: 'info',
     ...file,
   };
@@ -169,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     replicationFactor: int(env.SUGGEST_REPLICATION_FACTOR, base.replicationFactor),
     maxConcurrentMoves: int(env.SUGGEST_MAX_CONCURRENT_MOVES, base.maxConcurrentMoves),
     memberTtlSeconds: int(env.SUGGEST_MEMBER_TTL_SECONDS, base.memberTtlSeconds),
+    memoBudgetMb: int(env.SUGGEST_MEMO_BUDGET_MB, base.memoBudgetMb),
     grpcPort: int(env.SUGGEST_GRPC_PORT, base.grpcPort),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
     logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,
@@ -187,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ['replicationFactor', 'SUGGEST_REPLICATION_FACTOR'],
     ['maxConcurrentMoves', 'SUGGEST_MAX_CONCURRENT_MOVES'],
     ['memberTtlSeconds', 'SUGGEST_MEMBER_TTL_SECONDS'],
+    ['memoBudgetMb', 'SUGGEST_MEMO_BUDGET_MB'],
   ];
   for (const [field, name] of atLeastOne) {
     const v = config[field];

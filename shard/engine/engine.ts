@@ -755,7 +755,7 @@ interface RenderedDocument {
 
 /** Documents rendered per segment: about 1 KB each, so at most a few MB per segment. */
 const MAX_RENDERED_PER_SEGMENT = 4_096;
-const rendered = new MemoPerOwner<Segment, number, RenderedDocument>(() => new ClearingMemo(MAX_RENDERED_PER_SEGMENT));
+const rendered = new MemoPerOwner<Segment, number, RenderedDocument>(() => new ClearingMemo({ maxEntries: MAX_RENDERED_PER_SEGMENT, entryBytes: 1_024 }));
 
 /** One suggestion object of autocomplete for a document (`hit` null: a pinned document the query may not match). */
 function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, score: number, hit: LexicalHit | null): AutocompleteSuggestion {

@@ -37,7 +37,9 @@ export type VocabularyKind = 'suggestive' | 'any';
 const MAX_WALKS_PER_SEGMENT = 16_384;
 /** ...and at most this many matches kept per segment (about 4 MB), however many words. */
 const MAX_MATCHES_PER_SEGMENT = 100_000;
-const walks = new MemoPerOwner<Segment, string, FuzzyMatch[]>(() => new ClearingMemo(MAX_WALKS_PER_SEGMENT, MAX_MATCHES_PER_SEGMENT, (m) => m.length));
+const walks = new MemoPerOwner<Segment, string, FuzzyMatch[]>(
+  () => new ClearingMemo({ maxEntries: MAX_WALKS_PER_SEGMENT, maxWeight: MAX_MATCHES_PER_SEGMENT, weightOf: (m) => m.length, entryBytes: 96, weightBytes: 48 }),
+);
 
 function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean): FuzzyMatch[] {
   const memo = walks.of(s);
@@ -57,13 +59,16 @@ function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean
   return matches;
 }
 
+/** Document frequencies and co-occurrence counts kept per snapshot. */
+const MAX_CACHED_TERMS = 50_001;
+
 export class IndexSnapshot {
   readonly docCount: number;
   readonly liveCount: number;
   readonly avgFieldLength: number[];
-  private readonly dfCache = new Map<string, number>();
-  private readonly fuzzyCache = new ClearingMemo<string, VocabularyMatch[]>(16_384);
-  private readonly pairCache = new Map<string, number>();
+  private readonly dfCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 80 });
+  private readonly fuzzyCache = new ClearingMemo<string, VocabularyMatch[]>({ maxEntries: 16_384, weightOf: (m) => m.length, entryBytes: 96, weightBytes: 48 });
+  private readonly pairCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 96 });
   private readonly norms = new Map<Segment, Float32Array>();
   private scratchF32: Float32Array[] = [];
   private scratchU16: Uint16Array | null = null;
@@ -94,7 +99,6 @@ export class IndexSnapshot {
       const id = s.terms.get(term);
       if (id >= 0) v += s.termDf[id] as number;
     }
-    if (this.dfCache.size > 50_000) this.dfCache.clear();
     this.dfCache.set(term, v);
     return v;
   }
@@ -124,7 +128,6 @@ export class IndexSnapshot {
         else j++;
       }
     }
-    if (this.pairCache.size > 50_000) this.pairCache.clear();
     this.pairCache.set(key, n);
     return n;
   }

@@ -127,7 +127,9 @@ interface Expansion {
  * needs 67,000).
  */
 const MAX_MEMO_EXPANSIONS = 100_000;
-const expansionMemo = new MemoPerOwner<IndexSnapshot, string, Expansion[]>(() => new ClearingMemo(Number.POSITIVE_INFINITY, MAX_MEMO_EXPANSIONS, (list) => list.length));
+const expansionMemo = new MemoPerOwner<IndexSnapshot, string, Expansion[]>(
+  () => new ClearingMemo({ maxWeight: MAX_MEMO_EXPANSIONS, weightOf: (list) => list.length, entryBytes: 96, weightBytes: 96 }),
+);
 
 function expandMemoized(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy: boolean): Expansion[] {
   const memo = expansionMemo.of(snapshot);

@@ -173,8 +173,8 @@ export class SuggestionIndex {
    * Decoded keys and display texts, memoized: every query reads the keys of the hits it looks
    * at, and a memoized string also keeps its hash for the maps that group candidates by key.
    */
-  private readonly keyMemo = new ClearingMemo<number, string>(MEMO_ENTRIES);
-  private readonly displayMemo = new ClearingMemo<number, string>(MEMO_ENTRIES);
+  private readonly keyMemo = new ClearingMemo<number, string>({ maxEntries: MEMO_ENTRIES, entryBytes: 112 });
+  private readonly displayMemo = new ClearingMemo<number, string>({ maxEntries: MEMO_ENTRIES, entryBytes: 112 });
 
   key(sug: number): string {
     let key = this.keyMemo.get(sug);

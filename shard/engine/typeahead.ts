@@ -125,7 +125,7 @@ function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean,
  * hundred nanoseconds per candidate otherwise), at most MAX_FORMS per segment.
  */
 const MAX_FORMS = 65_536;
-const formMemo = new MemoPerOwner<Segment, number, string>(() => new ClearingMemo(MAX_FORMS));
+const formMemo = new MemoPerOwner<Segment, number, string>(() => new ClearingMemo({ maxEntries: MAX_FORMS, entryBytes: 96 }));
 
 function formOf(c: Candidate): string {
   const memo = formMemo.of(c.segment);

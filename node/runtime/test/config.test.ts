@@ -22,3 +22,12 @@ describe('placement configuration', () => {
     expect(() => loadConfig({ SUGGEST_MAX_CONCURRENT_MOVES: 'two' })).toThrow(/expected a number/);
   });
 });
+
+describe('memo budget configuration', () => {
+  it('defaults to 256 MB, reads SUGGEST_MEMO_BUDGET_MB and refuses a budget below 1 MB', () => {
+    expect(loadConfig({}).memoBudgetMb).toBe(256);
+    expect(loadConfig({ SUGGEST_MEMO_BUDGET_MB: '2048' }).memoBudgetMb).toBe(2048);
+    expect(() => loadConfig({ SUGGEST_MEMO_BUDGET_MB: '0' })).toThrow(/SUGGEST_MEMO_BUDGET_MB/);
+    expect(() => loadConfig({ SUGGEST_MEMO_BUDGET_MB: 'lots' })).toThrow(/expected a number/);
+  });
+});

@@ -1,0 +1,61 @@
+// The engines' memo budget on a real single-node process: with SUGGEST_MEMO_BUDGET_MB=1, many
+// distinct queries keep the memos' estimated bytes within the budget (memos are cleared, least
+// recently written first), /metrics shows it, and answers do not change when memos are cleared.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
+import { ApiClient, waitFor } from './api-client.js';
+import { bestBuyDocuments } from './search-suite.js';
+
+let node: SingleNode;
+let api: ApiClient;
+let key: string;
+const BUDGET = 1024 * 1024;
+
+const metric = async (name: string): Promise<number> => {
+  const text = (await api.call<string>('GET', '/metrics')).body;
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  expect(m, name).not.toBeNull();
+  return Number(m![1]);
+};
+
+beforeAll(async () => {
+  node = await startSingleNode({ env: { SUGGEST_MEMO_BUDGET_MB: '1' } });
+  api = new ApiClient(node.baseUrl);
+  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+  expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'memo', name: 'Memo', plan: 'pro' } })).status).toBe(200);
+  key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/memo/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+  for (const index_id of ['a', 'b']) {
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
+    const docs = bestBuyDocuments();
+    for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', `/v1/indexes/${index_id}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await node?.stop();
+});
+
+describe('memo budget', () => {
+  it('keeps the memos of two busy indexes within SUGGEST_MEMO_BUDGET_MB, with unchanged answers', async () => {
+    expect(await metric('suggest_engine_memo_limit_bytes')).toBe(BUDGET);
+    const ask = async (index: string, query: string) => {
+      const r = await api.call<{ suggestions: unknown[] }>('GET', `/v1/autocomplete?index=${index}&query=${encodeURIComponent(query)}&bypass_cache=true`, { key });
+      expect(r.status).toBe(200);
+      return r.body.suggestions;
+    };
+    const first = await ask('a', 'samsung gal');
+    expect(first.length).toBeGreaterThan(0);
+    // distinct words and prefixes from the catalogue: expansions, walks and rendered documents
+    const words = [...new Set(bestBuyDocuments().flatMap((d) => d.title.toLowerCase().split(/[^a-z0-9]+/)).filter((w) => w.length >= 4))].slice(0, 900);
+    let peak = 0;
+    for (let i = 0; i < words.length; i++) {
+      await ask(i % 2 === 0 ? 'a' : 'b', `${words[i]} ${words[(i * 7) % words.length]!.slice(0, 3)}`);
+      if (i % 100 === 99) peak = Math.max(peak, await metric('suggest_engine_memo_bytes'));
+    }
+    expect(peak).toBeGreaterThan(BUDGET / 2);
+    expect(peak).toBeLessThanOrEqual(BUDGET);
+    expect(await metric('suggest_engine_memo_evictions_total')).toBeGreaterThan(0);
+    expect(await metric('suggest_engine_memos')).toBeGreaterThan(0);
+    expect(await ask('a', 'samsung gal')).toEqual(first);
+  }, 120_000);
+});
