@@ -62,6 +62,8 @@ const LOOSE_MAX_SHARE = 0.15;
  * them (galloping search) rather than scanned; the scores are the same either way.
  */
 const PROBE_COST = 16;
+/** A last word typed this far can match a document without the query's other words. */
+const MIN_LONE_PREFIX = 3;
 /** A word found in this many documents is taken as typed (no typo expansion). */
 const KNOWN_DF = 3;
 
@@ -168,12 +170,16 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
     });
   });
   const n = words.length;
+  // A last word still being typed with fewer than MIN_LONE_PREFIX characters matches no document
+  // on its own in the looser passes: its completions are too many to mean anything alone ("lego h"
+  // must not be filled with "PVC DWV H x H" fittings), and scoring them cost most of such a query.
+  const lone = prefixLast && n > 1 && (words[n - 1] as QueryWord).term.length < MIN_LONE_PREFIX ? n - 1 : -1;
   const run = (active: number[], all: boolean): LexicalResult => {
     const top = new TopHits(options.limit);
     let total = 0;
     snapshot.segments.forEach((seg, segIndex) => {
       if (seg.liveCount === 0) return;
-      total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, active, options, all, top);
+      total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, active, options, all, lone, top);
     });
     return { hits: top.sorted(), total, words: n };
   };
@@ -194,7 +200,9 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   let total = strict.total;
   if (n <= MAX_DROP_WORDS) {
     for (let skip = 0; skip < n; skip++) {
-      const r = run(everyWord.filter((i) => i !== skip), true);
+      const rest = everyWord.filter((i) => i !== skip);
+      if (rest.length === 1 && rest[0] === lone) continue;
+      const r = run(rest, true);
       r.hits.forEach(keep);
       total = Math.max(total, r.total);
     }
@@ -312,6 +320,7 @@ function searchSegment(
   active: number[],
   options: LexicalOptions,
   all: boolean,
+  lone: number,
   top: TopHits,
 ): number {
   const D = seg.docCount;
@@ -344,6 +353,8 @@ function searchSegment(
   const termIds = expansions.map((list) => list.map((e) => (e.seg === seg ? e.id : seg.terms.get(e.term))));
   const order = active.slice();
   const na = order.length;
+  // the loose pass scores a lone short prefix last, and only for documents another word found
+  if (!all && lone >= 0 && order.includes(lone)) order.push(...order.splice(order.indexOf(lone), 1));
   if (all) {
     const cost = termIds.map((ids) => ids.reduce((sum, t) => sum + (t < 0 ? 0 : (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number)), 0));
     order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
@@ -419,9 +430,10 @@ function searchSegment(
         }
         continue;
       }
+      const onlyFound = !all && w === lone;
       for (let p = from; p < to; p++) {
         const d = postDocs[p] as number;
-        if (all && matchedCount[d] !== step) continue;
+        if (all ? matchedCount[d] !== step : onlyFound && matchedCount[d] === 0) continue;
         scorePosting(p, d, termIdf, e);
       }
     }

@@ -30,6 +30,26 @@ describe('lexicalSearch', () => {
     expect(search(docs, 'red shoe ', { requireAll: true })).toEqual(['a', 'c']);
   });
 
+  it('does not fill an answer with documents matching only a last word of one or two letters', () => {
+    const docs = [
+      doc('lego-house', 'LEGO House Bricks'),
+      doc('lego-red', 'LEGO Red Classic Bricks'),
+      doc('red-hat', 'Red Hat'),
+      doc('pvc', 'PVC Fitting H x H'),
+      doc('hammer', 'Hammer Drill'),
+      doc('hose', 'Heavy Hose'),
+    ];
+    // "lego h": the match with both words, then "lego" alone; never "h..." alone
+    expect(search(docs, 'lego h')).toEqual(['lego-house', 'lego-red']);
+    expect(search(docs, 'lego ho')).toEqual(['lego-house', 'lego-red']);
+    // from three letters the last word stands on its own again
+    expect(search(docs, 'lego ham').sort()).toEqual(['hammer', 'lego-house', 'lego-red']);
+    // with more words, documents with any other word still fill the answer
+    expect(search(docs, 'lego red h').sort()).toEqual(['lego-house', 'lego-red', 'red-hat']);
+    // a finished word is not a prefix: "h " matches the fitting alone
+    expect(search(docs, 'lego h ')).toContain('pvc');
+  });
+
   it('completes the last word while it is typed, and not once it is finished', () => {
     const docs = [doc('a', 'samsung galaxy'), doc('b', 'samsonite bag'), doc('c', 'sam adams')];
     // "sams" could be the plural of "sam": that reading ranks below the completions
