@@ -699,30 +699,28 @@ function similarity(snap: IndexSnapshot, h: { segment: number; ord: number }, qv
   return searchable(seg, embedder, qv.length) ? dotRow(seg.vectors, h.ord, qv, qv.length) : 0;
 }
 
-type FusedHit = LexicalHit & { cos: number };
-
 /**
  * hybrid: the union of the lexical and the vector candidates, each scored by both signals (a
  * document the lexical pass did not return counts lexical 0; one the vector pass did not return
  * gets its similarity from its stored vector). This part scores the lexical candidates, best
  * first (those scoring 0 dropped); `withVectorCandidates` adds the others.
  */
-function fuseLexical(snap: IndexSnapshot, lexical: readonly LexicalHit[], qv: Float32Array, embedder: string): FusedHit[] {
-  const byKey = new Map<number, FusedHit>();
+function fuseLexical(snap: IndexSnapshot, lexical: readonly LexicalHit[], qv: Float32Array, embedder: string): LexicalHit[] {
+  const byKey = new Map<number, LexicalHit>();
   for (const h of lexical) {
     const cos = similarity(snap, h, qv, embedder);
     const score = HYBRID_LEX_WEIGHT * (h.score / (h.score + HYBRID_LEX_HALF)) + (1 - HYBRID_LEX_WEIGHT) * Math.max(0, cos);
-    byKey.set(hitKey(h), { segment: h.segment, ord: h.ord, score, matched: h.matched, typos: h.typos, cos });
+    byKey.set(hitKey(h), { segment: h.segment, ord: h.ord, score, matched: h.matched, typos: h.typos });
   }
-  const out: FusedHit[] = [];
+  const out: LexicalHit[] = [];
   for (const h of byKey.values()) if (h.score > 0) out.push(h);
   return out.sort(byScore);
 }
 
 /** The fused lexical candidates with the vector candidates they do not hold (lexical 0), best first. */
-function withVectorCandidates(fused: readonly FusedHit[], vector: readonly VectorHit[]): LexicalHit[] {
-  const out: LexicalHit[] = fused.map((h) => ({ segment: h.segment, ord: h.ord, score: h.score, matched: h.matched, typos: h.typos }));
-  if (vector.length === 0) return out;
+function withVectorCandidates(fused: readonly LexicalHit[], vector: readonly VectorHit[]): LexicalHit[] {
+  if (vector.length === 0) return fused.slice();
+  const out = fused.slice();
   const have = new Set(fused.map(hitKey));
   for (const v of vector) {
     const score = (1 - HYBRID_LEX_WEIGHT) * Math.max(0, v.score);
@@ -736,7 +734,7 @@ function withVectorCandidates(fused: readonly FusedHit[], vector: readonly Vecto
  * the vector search finds scores at most (1 - LEX_WEIGHT) x its similarity, and similarities of
  * unit vectors are at most 1 (the margin covers rounding).
  */
-function lexicalSettles(fused: readonly FusedHit[], limit: number): boolean {
+function lexicalSettles(fused: readonly LexicalHit[], limit: number): boolean {
   const last = fused[limit - 1];
   return last !== undefined && last.score > (1 - HYBRID_LEX_WEIGHT) * (1 + 1e-6);
 }
