@@ -516,6 +516,20 @@ export class SuggestEngine {
     return engine;
   }
 
+  /**
+   * Writes the complete ANN graphs into the directory `dir` (replaced), to be read back by
+   * `loadGraphs` on an engine deserialized from the same snapshot. Returns the graphs written.
+   */
+  saveGraphs(dir: string): number {
+    this.refresh();
+    return this.graphs.save(this.segments, dir);
+  }
+
+  /** Reads the graphs `saveGraphs` wrote, where they fit this engine's segments exactly. */
+  loadGraphs(dir: string): number {
+    return this.graphs.load(this.segments, dir);
+  }
+
   /** Segment memory for worker threads (post it; rebuild with `fromShared`). */
   exportShared(): SharedEngineState {
     this.refresh();

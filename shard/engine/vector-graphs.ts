@@ -4,9 +4,13 @@
 // build; until the graph is complete the segment is answered by an exact scan. Small segments
 // never get a graph: scanning them is cheaper than searching one. Graphs are derived data: they
 // are not serialized, and a segment that leaves the engine (merged, compacted) takes its graphs
-// with it.
+// with it. Complete graphs can be written beside an engine snapshot (`save`) and read back with it
+// (`load`), so a restart does not rebuild them.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Segment } from './segment.js';
-import { ExactVectorIndex, createGraph, type GraphParams, type VectorBackend, type VectorIndex } from './vector-index.js';
+import { ExactVectorIndex, VECTOR_BACKENDS, createGraph, type GraphIndex, type GraphParams, type VectorBackend, type VectorIndex } from './vector-index.js';
 
 export interface VectorGraphOptions {
   /** segments with fewer documents are always scanned (default 2048) */
@@ -37,9 +41,24 @@ export interface GraphStatus {
 
 const DEFAULTS = { exactBelow: 2048, sliceMs: 4, build: 'background' as const };
 
+/** The manifest of saved graphs: a graph is read back only onto the very vectors it was built from. */
+interface SavedGraph {
+  /** position of the segment in the engine's segment list */
+  segment: number;
+  backend: VectorBackend;
+  docs: number;
+  dims: number;
+  /** sha1 of the segment's vectors, and of the graph file */
+  vectors: string;
+  file: string;
+  sha1: string;
+}
+const MANIFEST = 'graphs.json';
+const MANIFEST_VERSION = 1;
+
 export class VectorGraphs {
   private readonly opts: { exactBelow: number; sliceMs: number; build: 'background' | 'sync'; graph: GraphParams };
-  private readonly graphs = new Map<Segment, Map<VectorBackend, VectorIndex>>();
+  private readonly graphs = new Map<Segment, Map<VectorBackend, GraphIndex>>();
   private readonly exact = new WeakMap<Segment, ExactVectorIndex>();
   private readonly queue: VectorIndex[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -125,6 +144,71 @@ export class VectorGraphs {
     });
   }
 
+  /**
+   * Writes the complete graphs of `segments` into the directory `dir` (replaced), with a manifest
+   * that ties each to its segment's vectors. Returns the graphs written.
+   */
+  save(segments: readonly Segment[], dir: string): number {
+    rmSync(dir, { recursive: true, force: true });
+    const saved: SavedGraph[] = [];
+    segments.forEach((seg, i) => {
+      for (const backend of VECTOR_BACKENDS) {
+        const g = this.graphs.get(seg)?.get(backend);
+        if (g === undefined || !g.ready) continue;
+        if (saved.length === 0) mkdirSync(dir, { recursive: true });
+        const file = `${i}.${backend}`;
+        g.save(path.join(dir, file));
+        saved.push({ segment: i, backend, docs: seg.docCount, dims: seg.meta.vectorDims, vectors: vectorsHash(seg), file, sha1: sha1(readFileSync(path.join(dir, file))) });
+      }
+    });
+    if (saved.length > 0) writeFileSync(path.join(dir, MANIFEST), JSON.stringify({ v: MANIFEST_VERSION, graphs: saved }));
+    return saved.length;
+  }
+
+  /**
+   * Reads the graphs `save` wrote for these segments: each one only when its segment holds the
+   * same vectors and its file is intact (anything else is left to be built as usual). Returns
+   * the graphs read.
+   */
+  load(segments: readonly Segment[], dir: string): number {
+    let manifest: { v: number; graphs: SavedGraph[] };
+    try {
+      manifest = JSON.parse(readFileSync(path.join(dir, MANIFEST), 'utf8')) as { v: number; graphs: SavedGraph[] };
+    } catch {
+      return 0;
+    }
+    if (manifest.v !== MANIFEST_VERSION || !Array.isArray(manifest.graphs)) return 0;
+    let read = 0;
+    for (const s of manifest.graphs) {
+      const seg = segments[s.segment];
+      if (seg === undefined || !VECTOR_BACKENDS.includes(s.backend) || !this.needsGraph(seg) || this.graphs.get(seg)?.has(s.backend)) continue;
+      if (seg.docCount !== s.docs || seg.meta.vectorDims !== s.dims || vectorsHash(seg) !== s.vectors) continue;
+      const file = path.join(dir, path.basename(s.file));
+      // the libraries trust their files: only one byte-identical to the one written is read
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(file);
+      } catch {
+        continue;
+      }
+      if (sha1(bytes) !== s.sha1) continue;
+      const g = createGraph(s.backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+      let ok: boolean;
+      try {
+        ok = g.load(file);
+      } catch {
+        ok = false;
+      }
+      if (!ok) continue;
+      let m = this.graphs.get(seg);
+      if (m === undefined) this.graphs.set(seg, (m = new Map()));
+      m.set(s.backend, g);
+      read++;
+    }
+    if (read > 0) this.wake();
+    return read;
+  }
+
   /** Stops building (the engine is being dropped). */
   close(): void {
     this.closed = true;
@@ -138,7 +222,7 @@ export class VectorGraphs {
     return seg.meta.vectorDims > 0 && seg.docCount >= this.opts.exactBelow;
   }
 
-  private graphOf(seg: Segment, backend: VectorBackend): VectorIndex {
+  private graphOf(seg: Segment, backend: VectorBackend): GraphIndex {
     let m = this.graphs.get(seg);
     if (m === undefined) {
       m = new Map();
@@ -186,4 +270,13 @@ export class VectorGraphs {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function sha1(bytes: Uint8Array): string {
+  return createHash('sha1').update(bytes).digest('hex');
+}
+
+function vectorsHash(seg: Segment): string {
+  const v = seg.vectors;
+  return sha1(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
 }

@@ -146,7 +146,7 @@ export class ExactVectorIndex implements VectorIndex {
 }
 
 /** Shared incremental-build bookkeeping of the two graph wrappers. */
-abstract class GraphIndex implements VectorIndex {
+export abstract class GraphIndex implements VectorIndex {
   abstract readonly kind: VectorBackend;
   readonly size: number;
   protected next = 0;
@@ -179,6 +179,20 @@ abstract class GraphIndex implements VectorIndex {
     return this.ready;
   }
 
+  /** Writes the complete graph to `file`, in the library's own format. */
+  abstract save(file: string): void;
+  /**
+   * Reads a graph `save` wrote over these same vectors: true when it holds every vector (the
+   * index is then complete); false or an error leaves an index that must not be used.
+   */
+  abstract load(file: string): boolean;
+
+  /** After a successful `load`: nothing is left to build. */
+  protected loaded(): true {
+    this.next = this.size;
+    return true;
+  }
+
   protected abstract addRange(from: number, to: number): void;
   abstract search(query: Float32Array, k: number, accept?: (ord: number) => boolean, ef?: number): VectorHits;
   abstract bytes(): number;
@@ -194,6 +208,17 @@ export class HnswlibVectorIndex extends GraphIndex {
     // fixed seed: the same segment always gets the same graph
     this.graph.initIndex({ maxElements: Math.max(1, this.size), m: this.params.m, efConstruction: this.params.efConstruction, randomSeed: 100 });
     this.graph.setEf(this.params.efSearch);
+  }
+
+  save(file: string): void {
+    this.graph.writeIndexSync(file);
+  }
+
+  load(file: string): boolean {
+    this.graph.readIndexSync(file);
+    if (this.graph.getCurrentCount() !== this.size || this.graph.getNumDimensions() !== Math.max(1, this.dims)) return false;
+    this.graph.setEf(this.params.efSearch);
+    return this.loaded();
   }
 
   protected addRange(from: number, to: number): void {
@@ -234,6 +259,16 @@ export class UsearchVectorIndex extends GraphIndex {
     });
   }
 
+  save(file: string): void {
+    this.graph.save(file);
+  }
+
+  load(file: string): boolean {
+    this.graph.load(file);
+    if (this.graph.size() !== this.size || this.graph.dimensions() !== Math.max(1, this.dims)) return false;
+    return this.loaded();
+  }
+
   protected addRange(from: number, to: number): void {
     const keys = new BigUint64Array(to - from);
     for (let i = 0; i < keys.length; i++) keys[i] = BigInt(from + i);
@@ -269,6 +304,6 @@ export class UsearchVectorIndex extends GraphIndex {
 }
 
 /** A fresh (empty, not yet built) graph of the named library over a segment's vectors. */
-export function createGraph(backend: VectorBackend, vectors: Float32Array, dims: number, params: GraphParams = {}): VectorIndex {
+export function createGraph(backend: VectorBackend, vectors: Float32Array, dims: number, params: GraphParams = {}): GraphIndex {
   return backend === 'usearch' ? new UsearchVectorIndex(vectors, dims, params) : new HnswlibVectorIndex(vectors, dims, params);
 }

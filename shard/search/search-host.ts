@@ -105,6 +105,7 @@ export class SearchHost implements QueryHandler {
       entry?.engine?.close();
       this.entries.delete(key);
       rmSync(this.snapshotPath(event.ref), { force: true });
+      rmSync(graphsDir(this.snapshotPath(event.ref)), { recursive: true, force: true });
       return;
     }
     if (!entry) return; // not loaded: the first query builds it from the store, which has the write
@@ -314,6 +315,7 @@ export class SearchHost implements QueryHandler {
     try {
       bytes = readFileSync(file);
     } catch {
+      rmSync(graphsDir(file), { recursive: true, force: true });
       return null;
     }
     // A snapshot is used once: it is only trusted when it matches the stored data exactly.
@@ -323,11 +325,15 @@ export class SearchHost implements QueryHandler {
       const header = JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')) as SnapshotHeader;
       if (header.v !== SNAPSHOT_VERSION || header.documents !== documents || header.stored_bytes !== storedBytes) return null;
       const engine = SuggestEngine.deserialize(bytes.subarray(4 + headerLength), this.engineOptions);
-      this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents });
+      // ANN graphs saved with the snapshot (read only onto the same vectors; the rest rebuild)
+      const graphs = engine.loadGraphs(graphsDir(file));
+      this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents, graphs });
       return engine;
     } catch (err) {
       this.opts.log?.warn('engine snapshot unreadable; rebuilding', { err, file });
       return null;
+    } finally {
+      rmSync(graphsDir(file), { recursive: true, force: true });
     }
   }
 
@@ -340,6 +346,9 @@ export class SearchHost implements QueryHandler {
     const tmp = `${file}.tmp`;
     writeFileSync(tmp, Buffer.concat([len, head, engine.serialize()]));
     renameSync(tmp, file);
+    // complete ANN graphs too, so vector queries after a restart need not wait for a rebuild
+    const graphs = engine.saveGraphs(graphsDir(file));
+    if (graphs > 0) this.opts.log?.info('engine graphs saved', { index: ref.physicalIndexId, part: ref.part, graphs });
   }
 }
 
@@ -411,4 +420,9 @@ function predictRequest(payload: Record<string, unknown>): PredictRequest {
     req.filters = checked.filters;
   }
   return req;
+}
+
+/** Where the ANN graphs of a snapshot file are kept. */
+function graphsDir(snapshotFile: string): string {
+  return `${snapshotFile}.graphs`;
 }

@@ -1,5 +1,8 @@
 // The vector modes of autocomplete on real data (Best Buy, 3,291 products): vector_only, hybrid
 // and fts_rerank, both ANN libraries, lazy graph builds, deletes, filters, snapshots, benchmark.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { SuggestEngine } from '../engine.js';
@@ -150,6 +153,48 @@ describe('vector modes', () => {
       }
     }
     expect(checked).toBe(2_000);
+  });
+
+  it('saves complete graphs beside a snapshot and reads them back only onto the same vectors', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'graphs-'));
+    try {
+      expect(engine.saveGraphs(dir)).toBe(2);
+      const bytes = engine.serialize();
+      const copy = SuggestEngine.deserialize(bytes, { vectors: { exactBelow: 256 } });
+      expect(copy.loadGraphs(dir)).toBe(2);
+      for (const backend of ['hnswlib', 'usearch'] as const) {
+        for (const query of ['otterbx defendr', 'wireless headphones', 'samsung galaxy case']) {
+          const req = { query, mode: 'vector_only' as const, vectorBackend: backend, limit: 10 };
+          const r = copy.autocomplete({ ...req, debug: true });
+          // answered by the read graph at once, with the answers of the graph that was saved
+          expect(r.debug?.vector).toMatchObject({ method: 'ann', graph: { ready: true } });
+          expect(ids(r)).toEqual(ids(engine.autocomplete(req)));
+        }
+      }
+      // other vectors (one document fewer): nothing is read, the graph is built as usual
+      const other = new SuggestEngine({ vectors: { exactBelow: 256 } });
+      other.upsert(docs.slice(1));
+      other.optimize();
+      expect(other.loadGraphs(dir)).toBe(0);
+      expect(other.autocomplete({ query: 'ipad', mode: 'vector_only', debug: true }).debug?.vector.method).toBe('exact');
+      other.close();
+      // a damaged file is not read; the intact one still is
+      const file = path.join(dir, '0.hnswlib');
+      const damaged = readFileSync(file);
+      const mid = damaged.length >> 1;
+      damaged[mid] = damaged[mid]! ^ 0xff;
+      writeFileSync(file, damaged);
+      const again = SuggestEngine.deserialize(bytes, { vectors: { exactBelow: 256 } });
+      expect(again.loadGraphs(dir)).toBe(1);
+      expect(again.autocomplete({ query: 'ipad', mode: 'vector_only', vectorBackend: 'usearch', debug: true }).debug?.vector.method).toBe('ann');
+      expect(again.autocomplete({ query: 'ipad', mode: 'vector_only', vectorBackend: 'hnswlib', debug: true }).debug?.vector.method).toBe('exact');
+      again.close();
+      copy.close();
+      // no manifest: nothing
+      expect(SuggestEngine.deserialize(bytes).loadGraphs(path.join(dir, 'missing'))).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a one-letter query has no vector: vector_only answers nothing rather than noise', () => {

@@ -1,0 +1,53 @@
+// ANN graphs survive a restart of a real single-node process: they are written beside the engine
+// snapshot when the node stops and read back (only onto the same vectors) when it starts, so the
+// first vector query after a restart is answered by the graph, not by a full scan during a rebuild.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
+import { ApiClient, waitFor } from './api-client.js';
+import { bestBuyDocuments } from './search-suite.js';
+
+interface VectorAnswer {
+  suggestions: { id: string }[];
+  debug: { vector?: { method: string; graph: { ready: boolean; built: number; total: number } } } | null;
+}
+
+let node: SingleNode;
+let key: string;
+const api = () => new ApiClient(node.baseUrl);
+
+beforeAll(async () => {
+  node = await startSingleNode();
+  await waitFor(async () => (await api().call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+  expect((await api().call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'graphs', name: 'Graphs', plan: 'pro' } })).status).toBe(200);
+  key = (await api().call<{ key: string }>('POST', '/v1/admin/tenants/graphs/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+  expect((await api().call('POST', '/v1/indexes', { key, body: { index_id: 'bb', name: 'Best Buy' } })).status).toBe(200);
+  const docs = bestBuyDocuments();
+  for (let i = 0; i < docs.length; i += 1000) expect((await api().call('POST', '/v1/indexes/bb/documents', { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await node?.stop();
+});
+
+describe('ANN graphs across a restart', () => {
+  it('answers vector queries from the saved graph right after a restart, with the same results', async () => {
+    const ask = async (backend: string) => {
+      const r = await api().call<VectorAnswer>('GET', `/v1/autocomplete?index=bb&query=${encodeURIComponent('wireless headphones')}&mode=vector_only&vector_backend=${backend}&debug=true&bypass_cache=true`, { key });
+      expect(r.status).toBe(200);
+      return r.body;
+    };
+    // the first vector queries start the graph builds (one segment of 3,291 documents once merged)
+    const before: Record<string, VectorAnswer> = {};
+    for (const backend of ['hnswlib', 'usearch']) {
+      await waitFor(async () => (await ask(backend)).debug?.vector?.method === 'ann', 120_000, `${backend} graph built`);
+      before[backend] = await ask(backend);
+    }
+    await node.restart();
+    await waitFor(async () => (await api().call('GET', '/readyz')).status === 200, 30_000, 'readyz after restart');
+    for (const backend of ['hnswlib', 'usearch']) {
+      const after = await ask(backend);
+      expect(after.debug?.vector, backend).toMatchObject({ method: 'ann', graph: { ready: true } });
+      expect(after.suggestions.map((s) => s.id), backend).toEqual(before[backend]!.suggestions.map((s) => s.id));
+    }
+  }, 300_000);
+});
