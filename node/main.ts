@@ -5,6 +5,7 @@
 // membership, and a coordinator leader keeps the placement table.
 import './runtime/threadpool.js';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from './runtime/config.js';
@@ -18,6 +19,7 @@ import { ShardNode } from '../shard/shard-node.js';
 import { SearchHost } from '../shard/search/search-host.js';
 import { SegmentPool } from '../shard/search/segment-pool.js';
 import { memoBudget, type MemoBudgetStats } from '../shard/engine/memo.js';
+import { QueryPool } from '../shard/search/query-pool.js';
 import { Counter, Gauge } from 'prom-client';
 import { metrics } from './runtime/metrics.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
@@ -101,9 +103,22 @@ async function main(): Promise<void> {
     const segmentPool = Number.isInteger(segmentThreads) && segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads }) : null;
     if (segmentPool) closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
-    const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool });
-    memoBudget.setLimit(config.memoBudgetMb * 1024 * 1024);
-    registerMemoMetrics();
+    // autocomplete is answered here, beside the event loop, over the same segment memory
+    // (SUGGEST_QUERY_THREADS; 0 answers it on the event loop). A hand-off costs about 100 µs of
+    // CPU per query (BENCHMARKS.md), which pays only with cores to spare: by default one thread
+    // per core beyond the two the event loop and segment builds take. The memo budget is shared
+    // out evenly between the event loop (typeahead, predict) and the threads.
+    const queryThreads = Number(process.env.SUGGEST_QUERY_THREADS ?? Math.max(0, availableParallelism() - 2));
+    const memoBudgetBytes = config.memoBudgetMb * 1024 * 1024;
+    const threadMemoBytes = Math.floor(memoBudgetBytes / (queryThreads + 1));
+    const queryPool =
+      Number.isInteger(queryThreads) && queryThreads > 0
+        ? new QueryPool({ threads: queryThreads, graphDir: path.join(config.dataDir, 'engine', 'query-graphs'), memoBudgetBytes: threadMemoBytes, log: logger })
+        : null;
+    if (queryPool) closers.unshift(() => queryPool.close());
+    const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool, queryPool });
+    memoBudget.setLimit(queryPool ? memoBudgetBytes - queryThreads * threadMemoBytes : memoBudgetBytes);
+    registerMemoMetrics(() => (queryPool ? sumMemoStats(memoBudget.stats(), queryPool.memoStatistics()) : memoBudget.stats()));
     shardNode.setQueryHandler(search);
     shardNode.onChange(search.onChange);
     const initial = await coordinator.getPlacement();
@@ -230,8 +245,12 @@ main().catch((err: unknown) => {
   void shutdown(1);
 });
 
+function sumMemoStats(a: MemoBudgetStats, b: MemoBudgetStats): MemoBudgetStats {
+  return { bytes: a.bytes + b.bytes, limitBytes: a.limitBytes + b.limitBytes, memos: a.memos + b.memos, evictions: a.evictions + b.evictions };
+}
+
 /** The engines' memo budget on this process's registry (scraped at /metrics where a router runs). */
-function registerMemoMetrics(): void {
+function registerMemoMetrics(stats: () => MemoBudgetStats): void {
   const r = metrics.registry;
   if (r.getSingleMetric('suggest_engine_memo_bytes') !== undefined) return;
   const gauges: [string, string, (s: MemoBudgetStats) => number][] = [
@@ -245,7 +264,7 @@ function registerMemoMetrics(): void {
       help,
       registers: [r],
       collect() {
-        this.set(value(memoBudget.stats()));
+        this.set(value(stats()));
       },
     });
   }
@@ -255,7 +274,7 @@ function registerMemoMetrics(): void {
     help: 'Memos cleared to stay within the memo budget (least recently written first).',
     registers: [r],
     collect() {
-      const now = memoBudget.stats().evictions;
+      const now = stats().evictions;
       this.inc(now - counted);
       counted = now;
     },

@@ -39,7 +39,7 @@ export type BodyResult = Buffer | SuggestError;
 export type Dispatch = (x: Exchange, route: CompiledRoute, params: string[], head: RequestHead, body: Promise<BodyResult> | null) => Promise<void>;
 
 /** The synchronous hot path (request-pipeline.ts `fast`): a 200 JSON body, or undefined. */
-export type FastPath = (route: CompiledRoute, method: string, path: string, params: string[], head: RequestHead) => string | undefined;
+export type FastPath = (route: CompiledRoute, method: string, path: string, params: string[], head: RequestHead) => string | Promise<string> | undefined;
 
 export interface HttpServerOptions {
   maxJsonBody: number;
@@ -297,9 +297,19 @@ export class HttpServer {
       if (this.fast !== null && route.spec.fast !== undefined && route.bodyMode === 'none' && !hasBody(req)) {
         // Answered before this callback returns: no abort handler, no exchange, no promise.
         const answer = this.fast(route, method, path, m.params, head);
-        if (answer !== undefined) {
+        if (typeof answer === 'string') {
           res.writeStatus(STATUS_200).writeHeader('content-type', JSON_TYPE).writeHeader('access-control-allow-origin', '*').end(answer);
           route.observe(200, (performance.now() - start) / 1000);
+          return;
+        }
+        if (answer !== undefined) {
+          // checked and on its way (a query thread, an engine loading): answered when it arrives
+          const waiting = new Exchange(this, res, method, path, route, start);
+          res.onAborted(waiting.onAborted);
+          answer.then(
+            (text) => waiting.send(200, text, JSON_TYPE, undefined),
+            (err: unknown) => waiting.error(err),
+          );
           return;
         }
       }

@@ -96,7 +96,7 @@ export class RequestPipeline {
    * caches, then the handler's cached answer. Undefined whenever any step would wait or fail;
    * the caller then dispatches the request as usual, which repeats the checks and renders errors.
    */
-  readonly fast = (route: CompiledRoute, method: string, path: string, rawParams: string[], head: RequestHead): string | undefined => {
+  readonly fast = (route: CompiledRoute, method: string, path: string, rawParams: string[], head: RequestHead): string | Promise<string> | undefined => {
     const spec = route.spec;
     if (!spec.fast || route.tenantInBody) return undefined;
     try {

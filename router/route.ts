@@ -91,11 +91,12 @@ export interface RouteSpec<P extends TObject = TObject, Q extends TObject = TObj
   handler?(req: Req<Static<P>, Static<Q>, Static<H>, Static<B>>): unknown;
   /**
    * A synchronous answer for the hot path of a body-less route, tried inside the uWS callback
-   * once the key, parameters and tenant were all found in caches: the 200 JSON body, or
-   * undefined to send the request down the ordinary pipeline (which also renders every error).
-   * It must not have side effects a retry by `handler` would repeat.
+   * once the key, parameters and tenant were all found in caches: the 200 JSON body, a promise
+   * of it (the checks are done and only the answer is awaited: a rejection is rendered like any
+   * handler error), or undefined to send the request down the ordinary pipeline (which also
+   * renders every error). Undefined must not follow side effects a retry by `handler` would repeat.
    */
-  fast?(req: Req<Static<P>, Static<Q>, Static<H>, Static<B>>): string | undefined;
+  fast?(req: Req<Static<P>, Static<Q>, Static<H>, Static<B>>): string | Promise<string> | undefined;
 }
 
 /** A route with its types erased, as the table holds it. */

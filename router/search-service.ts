@@ -91,7 +91,7 @@ export class SearchService {
    * in-process engines that are loaded. Undefined sends the request to `search` (which also
    * turns every failure into its error response); nothing here has a side effect but caching.
    */
-  searchSync(p: SearchParams): string | undefined {
+  searchSync(p: SearchParams): string | Promise<string> | undefined {
     const started = performance.now();
     if (p.debug || p.profile || p.benchmark) return undefined;
     const resolved = this.data.resolveCached(p.tenant, p.index);
@@ -106,24 +106,25 @@ export class SearchService {
     }
     const routes = this.data.partRoutes(p.tenant, physical);
     const payload = payloadOf(p, ranking, behavior);
-    const parts: PartResult[] = [];
-    let pending: Promise<unknown>[] | null = null;
+    const parts: (PartResult | Promise<unknown>)[] = [];
+    let pending = false;
     for (const r of routes) {
       const api = this.data.client(r.node);
       if (api.queryValue === undefined) return undefined;
       const result = api.queryValue({ ref: r.ref, kind: p.kind, payload });
-      if (result instanceof Promise) (pending ??= []).push(result);
-      else parts.push(result as PartResult);
-    }
-    if (pending !== null) {
-      // an engine is still loading: `search` waits for it (these calls share its load)
-      for (const q of pending) q.catch(() => undefined);
-      return undefined;
+      pending ||= result instanceof Promise;
+      parts.push(result as PartResult | Promise<unknown>);
     }
     if (cacheKey !== null) this.cache.missed();
-    const rest = this.render(p, parts, ranking, null);
-    if (cacheKey !== null) this.cache.set(cacheKey, rest);
-    return `{"took_ms":${round(performance.now() - started)},${rest}`;
+    const finish = (done: PartResult[]): string => {
+      const rest = this.render(p, done, ranking, null);
+      // keyed by the generation the query started under: a write meanwhile makes it unreachable
+      if (cacheKey !== null) this.cache.set(cacheKey, rest);
+      return `{"took_ms":${round(performance.now() - started)},${rest}`;
+    };
+    // a part answered on a query thread, or an engine still loading: the answer is awaited here,
+    // not asked for again by the pipeline
+    return pending ? Promise.all(parts).then((done) => finish(done as PartResult[])) : finish(parts as PartResult[]);
   }
 
   async search(p: SearchParams): Promise<Reply> {

@@ -1,6 +1,7 @@
 // ANN graphs survive a restart of a real single-node process: they are written beside the engine
 // snapshot when the node stops and read back (only onto the same vectors) when it starts, so the
-// first vector query after a restart is answered by the graph, not by a full scan during a rebuild.
+// first vector query after a restart is answered by the graph, not by a full scan during a rebuild
+// (on the query threads, which read the graph the node loaded).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { ApiClient, waitFor } from './api-client.js';
@@ -16,7 +17,7 @@ let key: string;
 const api = () => new ApiClient(node.baseUrl);
 
 beforeAll(async () => {
-  node = await startSingleNode();
+  node = await startSingleNode({ env: { SUGGEST_QUERY_THREADS: '2' } });
   await waitFor(async () => (await api().call('GET', '/readyz')).status === 200, 30_000, 'readyz');
   expect((await api().call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'graphs', name: 'Graphs', plan: 'pro' } })).status).toBe(200);
   key = (await api().call<{ key: string }>('POST', '/v1/admin/tenants/graphs/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;

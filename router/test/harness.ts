@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../../node/runtime/config.js';
 import { KeyId, NodeId, TenantId } from '../../node/runtime/ids.js';
 import { setLogLevel } from '../../node/runtime/log.js';
 import type { ShardDirectory } from '../../node/runtime/shard-api.js';
+import { QueryPool } from '../../shard/search/query-pool.js';
 import { SearchHost } from '../../shard/search/search-host.js';
 import { ShardNode } from '../../shard/shard-node.js';
 import { createRouterApp, type RouterApp } from '../router-app.js';
@@ -32,9 +33,10 @@ export interface TestRouter {
 
 /**
  * `search`: attach the search engine to the shard node and give the router the change feed of the
- * single-node mode (so its response cache is on), as `node/main.ts` does.
+ * single-node mode (so its response cache is on), as `node/main.ts` does; `queryThreads` answers
+ * autocomplete on a query pool of that many threads, as a node does by default.
  */
-export async function startRouter(overrides: Partial<Config> = {}, opts: { search?: boolean } = {}): Promise<TestRouter> {
+export async function startRouter(overrides: Partial<Config> = {}, opts: { search?: boolean; queryThreads?: number } = {}): Promise<TestRouter> {
   setLogLevel('error');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'router-test-'));
   const config: Config = { ...loadConfig({}), dataDir, partitions: 4, ...overrides };
@@ -59,8 +61,10 @@ export async function startRouter(overrides: Partial<Config> = {}, opts: { searc
   await coordinator.putPlacement(table, 0);
   const lease: Lease = await coordinator.register({ node_id: nodeId, roles: ['router', 'shard', 'coordinator'], grpc_address: null, http_address: null, started_at: new Date().toISOString() }, 30);
   let shards: ShardDirectory = { client: () => shard };
+  let queryPool: QueryPool | null = null;
   if (opts.search) {
-    const search = new SearchHost({ dataDir });
+    queryPool = opts.queryThreads ? new QueryPool({ threads: opts.queryThreads, graphDir: path.join(dataDir, 'query-graphs') }) : null;
+    const search = new SearchHost({ dataDir, queryPool });
     shard.setQueryHandler(search);
     shard.onChange(search.onChange);
     shards = { client: () => shard, subscribeChanges: (listener) => shard.onChange((e) => listener(e.ref.tenantId, e.ref.physicalIndexId)) };
@@ -109,6 +113,7 @@ export async function startRouter(overrides: Partial<Config> = {}, opts: { searc
       await app.close();
       await lease.revoke().catch(() => undefined);
       await shard.close();
+      await queryPool?.close();
       await coordinator.close();
       await rm(dataDir, { recursive: true, force: true });
     },

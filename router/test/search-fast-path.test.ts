@@ -2,7 +2,10 @@
 // key, tenant, index and answer are at hand): it must answer exactly what the ordinary pipeline
 // answers, never serve an answer older than the last write, and leave every error to the
 // pipeline even when all caches are warm.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { SuggestError } from '../../node/runtime/errors.js';
+import { SuggestEngine } from '../../shard/engine/engine.js';
+import { QueryPool } from '../../shard/search/query-pool.js';
 import { SearchService } from '../search-service.js';
 import { startRouter, type TestRouter } from './harness.js';
 
@@ -34,15 +37,19 @@ const withoutTook = (b: Body) => {
   return rest;
 };
 
-describe('search fast path', () => {
+describe.each([
+  { threads: 0, name: 'autocomplete on the event loop' },
+  { threads: 2, name: 'autocomplete on a query pool' },
+])('search fast path ($name)', ({ threads }) => {
   let r: TestRouter;
   let t: { id: string; pub: string; priv: string };
   let other: { id: string; pub: string; priv: string };
-  const fast = vi.spyOn(SearchService.prototype, 'searchSync');
+  let fast: MockInstance<SearchService['searchSync']>;
   const answeredFast = () => fast.mock.results.filter((x) => x.type === 'return' && typeof x.value === 'string').length;
 
   beforeAll(async () => {
-    r = await startRouter({}, { search: true });
+    fast = vi.spyOn(SearchService.prototype, 'searchSync');
+    r = await startRouter({}, { search: true, queryThreads: threads });
     t = await r.tenant('fast');
     other = await r.tenant('other');
     expect((await r.call('POST', '/v1/indexes', { key: t.priv, body: { index_id: 'products', name: 'Products' } })).status).toBe(200);
@@ -75,6 +82,48 @@ describe('search fast path', () => {
     expect(auto.status).toBe(200);
     expect(withoutTook(autoFresh.body)).toEqual(withoutTook(auto.body));
     expect(auto.body.suggestions.map((s) => s.id).sort()).toEqual(['d8', 'd9']);
+  });
+
+  it('asks the engine once per autocomplete, answered at once or awaited, exactly like the ordinary pipeline', async () => {
+    const pooled = vi.spyOn(QueryPool.prototype, 'autocomplete');
+    try {
+      for (const q of ['sam', 'samsung galaxy', 'dewalt dr', 'galxy', 'sony bravia 65in']) {
+        const slow = await r.call<Body>('POST', '/v1/autocomplete', { key: t.pub, headers: { 'x-http-method-override': 'QUERY' }, body: { index: 'products', query: q, limit: 5 } });
+        const calls = pooled.mock.calls.length;
+        const before = fast.mock.results.length;
+        const fresh = await r.call<Body>('GET', `/v1/autocomplete?index=products&limit=5&bypass_cache=true&query=${encodeURIComponent(q)}`, { key: t.pub });
+        expect(fresh.status).toBe(200);
+        expect(withoutTook(fresh.body), q).toEqual(withoutTook(slow.body));
+        const answer = fast.mock.results.at(-1)!;
+        expect(fast.mock.results.length - before).toBe(1);
+        // on the pool the fast path hands back the awaited answer; the pipeline never asks again
+        expect(answer.value instanceof Promise, q).toBe(threads > 0);
+        expect(pooled.mock.calls.length - calls).toBe(threads > 0 ? 1 : 0);
+      }
+    } finally {
+      pooled.mockRestore();
+    }
+  });
+
+  it('renders a failed query like any handler error, and answers the next one', async () => {
+    // failure injected where the engine is asked (a query thread, or the engine on the event
+    // loop): real engines and threads do not fail on demand
+    const failing = threads > 0 ? vi.spyOn(QueryPool.prototype, 'autocomplete') : vi.spyOn(SuggestEngine.prototype, 'autocomplete');
+    const fail = (err: Error) => failing.mockImplementation(() => (threads > 0 ? Promise.reject(err) : (() => { throw err; })()) as never);
+    try {
+      fail(new SuggestError('unavailable', 'The query threads are restarting; retry shortly.'));
+      const busy = await r.call<Err>('GET', '/v1/autocomplete?index=products&query=sam&bypass_cache=true', { key: t.pub });
+      expect(busy.status).toBe(503);
+      expect(busy.body).toEqual({ detail: 'The query threads are restarting; retry shortly.', code: 'unavailable' });
+      fail(new Error('worker exited'));
+      const broken = await r.call<Err>('GET', '/v1/autocomplete?index=products&query=sam&bypass_cache=true', { key: t.pub });
+      expect(broken.status).toBe(500);
+      expect(broken.body.code).toBe('internal');
+      expect(String(broken.body.detail)).not.toContain('worker exited');
+    } finally {
+      failing.mockRestore();
+    }
+    expect((await r.call('GET', '/v1/autocomplete?index=products&query=sam&bypass_cache=true', { key: t.pub })).status).toBe(200);
   });
 
   it('never serves an answer older than the last write', async () => {

@@ -25,6 +25,7 @@ import { HashedNgramEmbedder, type Embedder } from './embedder.js';
 import type { FilterSpec } from './filters.js';
 import { DEFAULT_AUTOCOMPLETE_MODE, type VectorBackendTiming, type VectorBenchmark, type VectorDebug } from './types.js';
 import { VectorGraphs, type VectorGraphOptions } from './vector-graphs.js';
+import type { GraphIndex } from './vector-index.js';
 import { DEFAULT_VECTOR_BACKEND, VECTOR_BACKENDS, dotRow, type VectorBackend } from './vector-index.js';
 import { searchable, vectorSearch, type VectorHit, type VectorSearchResult } from './vector-search.js';
 
@@ -137,11 +138,52 @@ export class SuggestEngine {
   /** segments in a merge plan that is not committed yet */
   private readonly merging = new Set<Segment>();
 
-  constructor(options: EngineOptions = {}) {
+  /**
+   * Changes whenever what queries see may change (writes, refreshes, merges, deletes); unique in
+   * the process, so a mirror of another engine never takes it for its own.
+   */
+  private version = nextVersion();
+
+  constructor(options: EngineOptions = {}, graphs?: VectorGraphs) {
     const { embedder, ...rest } = options;
     this.options = { ...DEFAULTS, ...rest };
     this.embedder = embedder ?? new HashedNgramEmbedder();
-    this.graphs = new VectorGraphs(this.options.vectors);
+    this.graphs = graphs ?? new VectorGraphs(this.options.vectors);
+  }
+
+  /**
+   * A query-only engine over segments this thread wraps from another's shared memory, with
+   * graphs kept by the caller across mirrors (they follow the segment objects, which the caller
+   * reuses), so a new mirror after a write neither rebuilds nor reloads a graph.
+   */
+  static mirror(segments: Segment[], options: EngineOptions, graphs: VectorGraphs): SuggestEngine {
+    const engine = new SuggestEngine({ ...options, refreshOnRead: false }, graphs);
+    engine.segments = segments.filter((s) => s.docCount > 0);
+    return engine;
+  }
+
+  /**
+   * The segments a query sees now (buffered upserts indexed first, as a query would) and the
+   * version they go with: what another thread needs to answer the next query like this one.
+   */
+  view(): { version: number; segments: readonly Segment[]; options: EngineOptions } {
+    if (this.options.refreshOnRead && this.pending.size > 0) this.refresh();
+    return { version: this.version, segments: this.segments, options: this.options };
+  }
+
+  /** Starts building the ANN graphs of the current segments for `backend` (no query needed). */
+  prepareVectors(backend: VectorBackend): void {
+    this.graphs.prepare(this.snapshot().segments, backend);
+  }
+
+  /** The complete graph of `segment` for `backend`, or null (none needed, or still building). */
+  completeGraph(segment: Segment, backend: VectorBackend): GraphIndex | null {
+    return this.graphs.complete(segment, backend);
+  }
+
+  private invalidate(): void {
+    this.snapshotCache = null;
+    this.version = nextVersion();
   }
 
   /** Live documents, buffered upserts included. */
@@ -165,7 +207,7 @@ export class SuggestEngine {
       this.pending.set(doc.id, doc);
       upserted++;
     }
-    this.snapshotCache = null;
+    this.invalidate();
     if (this.pending.size >= this.options.maxPending) this.refresh();
     return { upserted, created };
   }
@@ -180,7 +222,7 @@ export class SuggestEngine {
       if (inPending || inFlight || inSegments) removed++;
     }
     if (removed > 0) {
-      this.snapshotCache = null;
+      this.invalidate();
       this.maybeMerge();
     }
     return removed;
@@ -236,7 +278,7 @@ export class SuggestEngine {
     this.inflight.clear();
     this.superseded.clear();
     if (segment.docCount > 0) this.segments.push(segment);
-    this.snapshotCache = null;
+    this.invalidate();
     this.maybeMerge();
   }
 
@@ -248,7 +290,7 @@ export class SuggestEngine {
     for (const [id, doc] of later) this.pending.set(id, doc);
     this.inflight.clear();
     this.superseded.clear();
-    this.snapshotCache = null;
+    this.invalidate();
   }
 
   /** An engine over segments built elsewhere (a first load on a worker thread). */
@@ -266,7 +308,7 @@ export class SuggestEngine {
       this.segments.push(segment);
       this.maybeMerge();
     }
-    this.snapshotCache = null;
+    this.invalidate();
   }
 
   /** Rebuilds everything into one segment (after a bulk load, before serializing for good). */
@@ -274,7 +316,7 @@ export class SuggestEngine {
     this.refresh();
     if (this.segments.length > 1 || (this.segments[0]?.deletedCount ?? 0) > 0) {
       this.segments = this.segments.length === 0 ? [] : [this.merge(this.segments)];
-      this.snapshotCache = null;
+      this.invalidate();
     }
   }
 
@@ -670,7 +712,7 @@ export class SuggestEngine {
       });
     }
     this.segments.splice(at, plan.segments.length, ...(merged !== null && merged.docCount > 0 ? [merged] : []));
-    this.snapshotCache = null;
+    this.invalidate();
     return true;
   }
 
@@ -691,12 +733,15 @@ export class SuggestEngine {
   private merge(parts: Segment[]): Segment {
     const builder = new SegmentBuilder({ minSupport: this.options.minSupport, embedder: this.embedder });
     for (const p of parts) builder.addAll(p.liveDocuments());
-    this.snapshotCache = null;
+    this.invalidate();
     return builder.build();
   }
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+let versions = 0;
+const nextVersion = () => ++versions;
 
 function byScore(a: { score: number; segment: number; ord: number }, b: { score: number; segment: number; ord: number }): number {
   return b.score - a.score || a.segment - b.segment || a.ord - b.ord;

@@ -17,8 +17,12 @@ export interface VectorGraphOptions {
   exactBelow?: number;
   /** longest build slice in ms (default 4) */
   sliceMs?: number;
-  /** 'background' (default): slices on timers; 'sync': build completely on first use (tests, tools) */
-  build?: 'background' | 'sync';
+  /**
+   * 'background' (default): slices on timers; 'sync': build completely on first use (tests,
+   * tools); 'external': never build, only graphs handed in by `adopt` are searched (the mirrors of
+   * query threads, which read graphs their owner built)
+   */
+  build?: 'background' | 'sync' | 'external';
   graph?: GraphParams;
 }
 
@@ -39,7 +43,7 @@ export interface GraphStatus {
   bytes: number;
 }
 
-const DEFAULTS = { exactBelow: 2048, sliceMs: 4, build: 'background' as const };
+const DEFAULTS = { exactBelow: 2048, sliceMs: 4, build: 'background' as 'background' | 'sync' | 'external' };
 
 /** The manifest of saved graphs: a graph is read back only onto the very vectors it was built from. */
 interface SavedGraph {
@@ -57,7 +61,7 @@ const MANIFEST = 'graphs.json';
 const MANIFEST_VERSION = 1;
 
 export class VectorGraphs {
-  private readonly opts: { exactBelow: number; sliceMs: number; build: 'background' | 'sync'; graph: GraphParams };
+  private readonly opts: { exactBelow: number; sliceMs: number; build: 'background' | 'sync' | 'external'; graph: GraphParams };
   private readonly graphs = new Map<Segment, Map<VectorBackend, GraphIndex>>();
   private readonly exact = new WeakMap<Segment, ExactVectorIndex>();
   private readonly queue: VectorIndex[] = [];
@@ -82,13 +86,43 @@ export class VectorGraphs {
   /** The index to search `seg` with: its graph when complete, else the exact scan (and the graph starts building). */
   indexFor(seg: Segment, backend: VectorBackend): SegmentVectorIndex {
     if (!this.needsGraph(seg)) return { index: this.exactFor(seg), method: 'exact' };
-    const g = this.graphOf(seg, backend);
-    return g.ready ? { index: g, method: 'ann' } : { index: this.exactFor(seg), method: 'exact' };
+    const g = this.opts.build === 'external' ? this.complete(seg, backend) : this.graphOf(seg, backend);
+    return g?.ready ? { index: g, method: 'ann' } : { index: this.exactFor(seg), method: 'exact' };
   }
 
   /** Starts building the graphs of these segments (no-op for those that have them or need none). */
   prepare(segments: readonly Segment[], backend: VectorBackend): void {
+    if (this.opts.build === 'external') return;
     for (const s of segments) if (this.needsGraph(s)) this.graphOf(s, backend);
+  }
+
+  /** The complete graph of `seg` for `backend`, or null. */
+  complete(seg: Segment, backend: VectorBackend): GraphIndex | null {
+    const g = this.graphs.get(seg)?.get(backend);
+    return g !== undefined && g.ready ? g : null;
+  }
+
+  /**
+   * Reads the graph another thread built over this same segment and wrote with `GraphIndex.save`
+   * (false, leaving the exact scan, when the file is gone or does not fit the segment). With
+   * `mapped`, a library that can maps the file instead (usearch): the threads that view one
+   * file share its memory; the file must then stay while the segment is searched.
+   */
+  adopt(seg: Segment, backend: VectorBackend, file: string, mapped = false): boolean {
+    if (!this.needsGraph(seg) || this.complete(seg, backend) !== null) return false;
+    const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+    let ok: boolean;
+    try {
+      ok = mapped ? g.view(file) : g.load(file);
+    } catch {
+      ok = false;
+    }
+    if (!ok) return false;
+    let m = this.graphs.get(seg);
+    if (m === undefined) this.graphs.set(seg, (m = new Map()));
+    m.set(backend, g);
+    this.wake();
+    return true;
   }
 
   /** Forgets the graphs of segments that are no longer in the engine. */
@@ -192,20 +226,8 @@ export class VectorGraphs {
         continue;
       }
       if (sha1(bytes) !== s.sha1) continue;
-      const g = createGraph(s.backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
-      let ok: boolean;
-      try {
-        ok = g.load(file);
-      } catch {
-        ok = false;
-      }
-      if (!ok) continue;
-      let m = this.graphs.get(seg);
-      if (m === undefined) this.graphs.set(seg, (m = new Map()));
-      m.set(s.backend, g);
-      read++;
+      if (this.adopt(seg, s.backend, file)) read++;
     }
-    if (read > 0) this.wake();
     return read;
   }
 

@@ -186,6 +186,14 @@ export abstract class GraphIndex implements VectorIndex {
    * index is then complete); false or an error leaves an index that must not be used.
    */
   abstract load(file: string): boolean;
+  /**
+   * Like `load`, but where the library can, the file is mapped instead of read: every thread and
+   * process that views one file shares its pages (the index is then read-only, and the file must
+   * stay until the index is dropped; Linux keeps a removed file's mapped pages).
+   */
+  view(file: string): boolean {
+    return this.load(file);
+  }
 
   /** After a successful `load`: nothing is left to build. */
   protected loaded(): true {
@@ -245,6 +253,7 @@ export class HnswlibVectorIndex extends GraphIndex {
 export class UsearchVectorIndex extends GraphIndex {
   readonly kind = 'usearch' as const;
   private readonly graph: UsearchIndex;
+  private mapped = false;
 
   constructor(vectors: Float32Array, dims: number, params: GraphParams = {}) {
     super(vectors, dims, params);
@@ -265,8 +274,17 @@ export class UsearchVectorIndex extends GraphIndex {
 
   load(file: string): boolean {
     this.graph.load(file);
-    if (this.graph.size() !== this.size || this.graph.dimensions() !== Math.max(1, this.dims)) return false;
-    return this.loaded();
+    return this.fits() && this.loaded();
+  }
+
+  override view(file: string): boolean {
+    this.graph.view(file);
+    this.mapped = true;
+    return this.fits() && this.loaded();
+  }
+
+  private fits(): boolean {
+    return this.graph.size() === this.size && this.graph.dimensions() === Math.max(1, this.dims);
   }
 
   protected addRange(from: number, to: number): void {
@@ -297,6 +315,8 @@ export class UsearchVectorIndex extends GraphIndex {
   }
 
   bytes(): number {
+    // a mapped file is the page cache's, shared by every viewer
+    if (this.mapped) return 0;
     // vectors plus a level-0 neighbour list of 2M u32 slots, upper levels ~1/M of that
     const perElement = this.dims * 4 + 2 * this.params.m * 4 + 16;
     return Math.round(this.next * perElement * (1 + 1 / this.params.m));

@@ -23,13 +23,14 @@ import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
-import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
+import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
 import type { Segment } from '../engine/segment.js';
 import { EngineRefresher, type EngineRefresherOptions } from './engine-refresher.js';
 import type { SegmentPool } from './segment-pool.js';
+import type { QueryPool } from './query-pool.js';
 
 export interface SearchHostOptions {
   dataDir: string;
@@ -40,6 +41,8 @@ export interface SearchHostOptions {
   refresh?: Omit<EngineRefresherOptions, 'pool' | 'log'>;
   /** the node's embeddings endpoint for fts_rerank (default: from SUGGEST_EMBEDDINGS_*; null: none) */
   embeddings?: EmbeddingProvider | null;
+  /** worker threads that answer autocomplete; without one, autocomplete runs on the event loop */
+  queryPool?: QueryPool | null;
 }
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
@@ -104,6 +107,7 @@ export class SearchHost implements QueryHandler {
       if (entry?.engine) this.refresher.forget(entry.engine);
       entry?.engine?.close();
       this.entries.delete(key);
+      this.opts.queryPool?.forget(key);
       rmSync(this.snapshotPath(event.ref), { force: true });
       rmSync(graphsDir(this.snapshotPath(event.ref)), { recursive: true, force: true });
       return;
@@ -129,6 +133,11 @@ export class SearchHost implements QueryHandler {
     return this.refresher.settle(loaded.engine).then(() => this.run(loaded, ctx));
   }
 
+  /** Autocomplete of one part's engine: on the query pool when there is one. */
+  private autocomplete(ctx: QueryContext, engine: SuggestEngine, req: AutocompleteRequest): AutocompleteResult | Promise<AutocompleteResult> {
+    return this.opts.queryPool ? this.opts.queryPool.autocomplete(keyOf(ctx.ref), engine, req) : engine.autocomplete(req);
+  }
+
   private run({ engine, behavior }: Loaded, ctx: QueryContext): unknown {
     const payload = (ctx.payload ?? {}) as Record<string, unknown>;
     const settings = behaviorSettings(payload.behavior);
@@ -144,13 +153,16 @@ export class SearchHost implements QueryHandler {
         const req = autocompleteRequest(payload);
         // behaviour ranking, when it applies, re-ranks the lexical pool itself and takes precedence
         if (!learned && req.mode === 'fts_rerank' && this.embeddings !== null) return rerankWithProvider(engine, req, this.embeddings, this.titleVectors);
-        if (!learned) return engine.autocomplete(req);
+        if (!learned) return this.autocomplete(ctx, engine, req);
         // a wider lexical pool, so that behaviour can lift documents from below the cut (documents
         // chosen after the query are added even from outside it)
         const limit = req.limit ?? 10;
-        const result = engine.autocomplete({ ...req, limit: candidatePool(behavior, req.query, userId, limit, MAX_LIMIT) });
-        const suggestions = rankAutocomplete(result.suggestions, visible(engine, req.ranking), { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
-        return { ...result, suggestions };
+        const rank = (result: AutocompleteResult): AutocompleteResult => {
+          const suggestions = rankAutocomplete(result.suggestions, visible(engine, req.ranking), { model: behavior, query: req.query, userId, settings }, limit, !req.filters);
+          return { ...result, suggestions };
+        };
+        const pooled = this.autocomplete(ctx, engine, { ...req, limit: candidatePool(behavior, req.query, userId, limit, MAX_LIMIT) });
+        return pooled instanceof Promise ? pooled.then(rank) : rank(pooled);
       }
       case 'predict': {
         const req = predictRequest(payload);
@@ -191,6 +203,7 @@ export class SearchHost implements QueryHandler {
       if (entry.partition !== partition) continue;
       if (entry.engine) this.refresher.forget(entry.engine);
       this.entries.delete(key);
+      this.opts.queryPool?.forget(key);
     }
     this.stores.delete(partition);
     rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });

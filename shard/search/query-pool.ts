@@ -1,0 +1,186 @@
+// QueryPool: the piscina pool (SUGGEST_QUERY_THREADS, 2 by default) that answers autocomplete
+// beside the event loop. A query is handed over with the part's current view: its engine version
+// and the shared memory of its segments (no copy: SharedArrayBuffer arenas and tombstones), so
+// the thread answers exactly what the owning engine would answer now, and reads see writes as
+// they do on the event loop. ANN graphs are built once, by the owning engine, and each complete
+// graph is written to a file that every thread reads once (query-worker.ts). Typeahead and
+// predict stay on the event loop: tens of microseconds, less than a hand-off costs.
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BroadcastChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { Logger } from '../../node/runtime/log.js';
+import type { SuggestEngine } from '../engine/engine.js';
+import type { Segment } from '../engine/segment.js';
+import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, type AutocompleteResult, type VectorBackend } from '../engine/types.js';
+import { DEFAULT_VECTOR_BACKEND } from '../engine/vector-index.js';
+import type { MemoBudgetStats } from '../engine/memo.js';
+import { MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
+
+export interface QueryPoolOptions {
+  /** worker threads (default 2) */
+  threads?: number;
+  /** where graph files are written for the threads (emptied at start and close) */
+  graphDir: string;
+  /** each thread's memo budget (the engines' lookup memos), in bytes */
+  memoBudgetBytes?: number;
+  log?: Logger;
+}
+
+/** The compiled worker: beside this file in `dist/`, or in `dist/` when this runs from source (tests). */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  const sibling = path.join(path.dirname(here), 'query-worker.js');
+  if (here.endsWith('.js') && existsSync(sibling)) return sibling;
+  const repo = path.resolve(path.dirname(here), '../..');
+  return path.join(repo, 'dist', 'shard', 'search', 'query-worker.js');
+}
+
+interface PartState {
+  part: QueryPart;
+  segments: readonly Segment[];
+  /** graph files written for this part so far: a thread that has fewer gets the view again */
+  stamp: number;
+}
+
+export class QueryPool {
+  private readonly pool: Piscina<QueryTask, QueryAnswer>;
+  private readonly channel = new BroadcastChannel(QUERY_POOL_CHANNEL);
+  private readonly parts = new Map<string, PartState>();
+  /** per segment: its id for the threads and its graph files (the object every view holds) */
+  private readonly shares = new WeakMap<Segment, { uid: number; graphs: QuerySegment['graphs'] }>();
+  private nextUid = 1;
+  private closed = false;
+  private readonly memoStats: SharedArrayBuffer;
+
+  constructor(private readonly opts: QueryPoolOptions) {
+    const threads = Math.max(1, opts.threads ?? 2);
+    rmSync(opts.graphDir, { recursive: true, force: true });
+    mkdirSync(opts.graphDir, { recursive: true });
+    // slots for threads that replace dead ones too
+    this.memoStats = new SharedArrayBuffer(8 + threads * 4 * MEMO_STAT_FIELDS * 8);
+    this.pool = new Piscina({
+      filename: workerFile(),
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      // 'async': an idle thread's event loop still runs, so it hears forgotten parts on the channel
+      atomics: 'async',
+      workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, memoStats: this.memoStats } satisfies QueryWorkerData,
+    });
+  }
+
+  get threads(): number {
+    return this.pool.threads.length;
+  }
+
+  /** The memo statistics of every thread, summed (each thread publishes its own every 200 ms). */
+  memoStatistics(): MemoBudgetStats {
+    const slots = new Float64Array(this.memoStats, 8);
+    const sum = { bytes: 0, limitBytes: 0, memos: 0, evictions: 0 };
+    for (let at = 0; at + MEMO_STAT_FIELDS <= slots.length; at += MEMO_STAT_FIELDS) {
+      sum.bytes += slots[at] ?? 0;
+      sum.limitBytes += slots[at + 1] ?? 0;
+      sum.memos += slots[at + 2] ?? 0;
+      sum.evictions += slots[at + 3] ?? 0;
+    }
+    return sum;
+  }
+
+  /** The answer of `engine` (the part `key`) to `req`, computed on a pool thread. */
+  autocomplete(key: string, engine: SuggestEngine, req: AutocompleteRequest): Promise<AutocompleteResult> {
+    if (this.closed) return Promise.reject(new Error('the query pool is closed'));
+    const state = this.stateOf(key, engine);
+    const mode = req.mode ?? DEFAULT_AUTOCOMPLETE_MODE;
+    // the modes that search graphs (fts_rerank only reads stored vectors)
+    if (mode === 'vector_only' || mode === 'hybrid' || req.benchmark === true) {
+      const backends = req.benchmark === true ? VECTOR_BACKENDS : [req.vectorBackend ?? DEFAULT_VECTOR_BACKEND];
+      for (const backend of backends) this.shareGraphs(engine, state, backend);
+    }
+    const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
+    return this.pool.run(task).then((a) => ('result' in a ? a.result : this.pool.run({ ...task, part: state.part }).then(resultOf)));
+  }
+
+  /** The part's engine is gone: threads drop their mirror, and its graph files go. */
+  forget(key: string): void {
+    const state = this.parts.get(key);
+    if (state === undefined) return;
+    this.parts.delete(key);
+    this.removeGraphFiles(state.segments, new Set());
+    this.channel.postMessage({ forget: key } satisfies ForgetMessage);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.channel.close();
+    await this.pool.destroy();
+    this.parts.clear();
+    rmSync(this.opts.graphDir, { recursive: true, force: true });
+  }
+
+  private stateOf(key: string, engine: SuggestEngine): PartState {
+    const view = engine.view();
+    let state = this.parts.get(key);
+    if (state !== undefined && state.part.version === view.version) return state;
+    const segments = [...view.segments];
+    const part: QueryPart = { key, version: view.version, options: view.options, segments: segments.map((s) => ({ uid: this.shareOf(s).uid, shared: s.toShared(), graphs: this.shareOf(s).graphs })) };
+    if (state !== undefined) this.removeGraphFiles(state.segments, new Set(segments));
+    state = { part, segments, stamp: 0 };
+    this.parts.set(key, state);
+    return state;
+  }
+
+  /**
+   * Starts the owner's graph builds for `backend` and writes each graph that is complete and not
+   * written yet to a file the threads read (once per segment and library).
+   */
+  private shareGraphs(engine: SuggestEngine, state: PartState, backend: VectorBackend): void {
+    engine.prepareVectors(backend);
+    for (const seg of state.segments) {
+      const share = this.shareOf(seg);
+      if (share.graphs[backend] !== undefined) continue;
+      const graph = engine.completeGraph(seg, backend);
+      if (graph === null) continue;
+      const file = path.join(this.opts.graphDir, `${share.uid}.${backend}`);
+      const started = performance.now();
+      try {
+        graph.save(file);
+      } catch (err) {
+        this.opts.log?.warn('ANN graph not shared with the query threads; they scan exactly', { err, backend });
+        continue;
+      }
+      share.graphs[backend] = file;
+      state.stamp++;
+      this.opts.log?.info('ANN graph shared with the query threads', { backend, documents: seg.docCount, ms: Math.round(performance.now() - started) });
+    }
+  }
+
+  private shareOf(seg: Segment): { uid: number; graphs: QuerySegment['graphs'] } {
+    let share = this.shares.get(seg);
+    if (share === undefined) {
+      share = { uid: this.nextUid++, graphs: {} };
+      this.shares.set(seg, share);
+    }
+    return share;
+  }
+
+  private removeGraphFiles(segments: readonly Segment[], keep: Set<Segment>): void {
+    for (const seg of segments) {
+      if (keep.has(seg)) continue;
+      const graphs = this.shares.get(seg)?.graphs;
+      if (graphs === undefined) continue;
+      for (const backend of VECTOR_BACKENDS) {
+        const file = graphs[backend];
+        if (file !== undefined) rmSync(file, { force: true });
+        delete graphs[backend];
+      }
+    }
+  }
+}
+
+function resultOf(a: QueryAnswer): AutocompleteResult {
+  if ('result' in a) return a.result;
+  throw new Error('a query thread did not take the view it was sent');
+}

@@ -1,0 +1,145 @@
+// Runs on the query pool's worker threads (piscina): answers autocomplete over the same segment
+// memory the owning thread queries (SharedArrayBuffer arenas, shared tombstones), so the heavy
+// query path runs beside the event loop instead of on it. Each thread keeps, per index part, a
+// mirror engine for the owner's current version and the segment wrappers it was made of (their
+// lookup memos and adopted ANN graphs survive the next version); the owner writes each complete
+// graph to a file once and every thread reads it from there.
+import { BroadcastChannel } from 'node:worker_threads';
+import { workerData } from 'piscina';
+import { SuggestEngine, type EngineOptions } from '../engine/engine.js';
+import { memoBudget } from '../engine/memo.js';
+import { Segment, type SharedSegment } from '../engine/segment.js';
+import type { AutocompleteRequest, AutocompleteResult, VectorBackend } from '../engine/types.js';
+import { VectorGraphs } from '../engine/vector-graphs.js';
+
+/** One segment of a part as the owner sees it now. */
+export interface QuerySegment {
+  /** the owner's id for this segment (never reused in the owner's process) */
+  uid: number;
+  shared: SharedSegment;
+  /** files of the complete graphs the owner wrote, by library */
+  graphs: Partial<Record<VectorBackend, string>>;
+}
+
+/** The part to query: the owner's engine as of `version`. */
+export interface QueryPart {
+  key: string;
+  version: number;
+  options: EngineOptions;
+  segments: QuerySegment[];
+}
+
+/**
+ * A query of the part `key` as of `version`, with `stamp` graph files shared so far. The part's
+ * view (segment memory and layouts: some tens of microseconds to copy) travels only when the
+ * thread answered `missing`, i.e. once per thread and version.
+ */
+export interface QueryTask {
+  key: string;
+  version: number;
+  stamp: number;
+  request: AutocompleteRequest;
+  part?: QueryPart;
+}
+
+export type QueryAnswer = { result: AutocompleteResult } | { missing: true };
+
+/** Broadcast by the owner when a part's engine is gone (dropped, moved away, closed). */
+export interface ForgetMessage {
+  forget: string;
+}
+
+export const QUERY_POOL_CHANNEL = 'suggest-query-pool';
+
+interface Mirror {
+  version: number;
+  stamp: number;
+  engine: SuggestEngine;
+  graphs: VectorGraphs;
+  uids: number[];
+}
+
+const mirrors = new Map<string, Mirror>();
+const segments = new Map<number, { segment: Segment; graphs: Set<string> }>();
+
+const channel = new BroadcastChannel(QUERY_POOL_CHANNEL);
+channel.unref();
+channel.onmessage = (event) => {
+  const data = (event as { data?: Partial<ForgetMessage> }).data;
+  if (typeof data?.forget === 'string' && mirrors.delete(data.forget)) collectSegments();
+};
+
+/** What the pool hands every thread. */
+export interface QueryWorkerData {
+  /** this thread's share of the node's memo budget */
+  memoBudgetBytes: number | null;
+  /** where threads publish their memo statistics: `MEMO_STAT_FIELDS` f64 per slot after a claim counter (i32, 8 bytes) */
+  memoStats: SharedArrayBuffer;
+}
+
+/** bytes, limit, memos, evictions */
+export const MEMO_STAT_FIELDS = 4;
+
+const data = workerData as QueryWorkerData | undefined;
+if (typeof data?.memoBudgetBytes === 'number' && data.memoBudgetBytes > 0) memoBudget.setLimit(data.memoBudgetBytes);
+if (data?.memoStats instanceof SharedArrayBuffer) {
+  const buffer = data.memoStats;
+  const slot = Atomics.add(new Int32Array(buffer, 0, 1), 0, 1);
+  const stats = new Float64Array(buffer, 8);
+  if ((slot + 1) * MEMO_STAT_FIELDS <= stats.length) {
+    // a thread that dies (piscina starts another, which claims a new slot) leaves its last figures
+    const publish = () => {
+      const s = memoBudget.stats();
+      stats.set([s.bytes, s.limitBytes, s.memos, s.evictions], slot * MEMO_STAT_FIELDS);
+    };
+    publish();
+    setInterval(publish, 200).unref();
+  }
+}
+
+export default function answer(task: QueryTask): QueryAnswer {
+  if (task.part !== undefined) install(task.part, task.stamp);
+  const m = mirrors.get(task.key);
+  if (m === undefined || m.version !== task.version || m.stamp !== task.stamp) return { missing: true };
+  return { result: m.engine.autocomplete(task.request) };
+}
+
+function install(part: QueryPart, stamp: number): void {
+  let m = mirrors.get(part.key);
+  if (m === undefined || m.version !== part.version) {
+    const graphs = m?.graphs ?? new VectorGraphs({ ...part.options.vectors, build: 'external' });
+    const uids = part.segments.map((s) => s.uid);
+    const wrapped = part.segments.map((s) => segmentOf(s).segment);
+    graphs.retain(wrapped);
+    m = { version: part.version, stamp, engine: SuggestEngine.mirror(wrapped, part.options, graphs), graphs, uids };
+    mirrors.set(part.key, m);
+    collectSegments();
+  }
+  m.stamp = stamp;
+  for (const s of part.segments) {
+    const held = segmentOf(s);
+    for (const [backend, file] of Object.entries(s.graphs) as [VectorBackend, string][]) {
+      // a file that cannot be read (removed with a retired segment) is not tried again
+      if (held.graphs.has(backend)) continue;
+      held.graphs.add(backend);
+      // usearch maps the file: every thread shares one copy of the graph
+      m.graphs.adopt(held.segment, backend, file, true);
+    }
+  }
+}
+
+function segmentOf(s: QuerySegment): { segment: Segment; graphs: Set<string> } {
+  let held = segments.get(s.uid);
+  if (held === undefined) {
+    held = { segment: Segment.fromShared(s.shared), graphs: new Set() };
+    segments.set(s.uid, held);
+  }
+  return held;
+}
+
+/** Lets go of the segments no mirror uses any more. */
+function collectSegments(): void {
+  const used = new Set<number>();
+  for (const m of mirrors.values()) for (const uid of m.uids) used.add(uid);
+  for (const uid of segments.keys()) if (!used.has(uid)) segments.delete(uid);
+}

@@ -1,0 +1,113 @@
+// The query pool on real worker threads (piscina) over real data (Best Buy, 3,291 products):
+// pooled answers equal the owning engine's, reads see writes and deletes at once, the owner's
+// ANN graphs reach the threads through files, and retired segments and forgotten parts take
+// their files with them.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SuggestDocument } from '../../../node/runtime/document.js';
+import { SuggestEngine } from '../../engine/engine.js';
+import { validateFilters } from '../../engine/filters.js';
+import type { AutocompleteRequest } from '../../engine/types.js';
+import { loadBestBuy } from '../../engine/test/helpers.js';
+import { QueryPool } from '../query-pool.js';
+
+const ids = (r: { suggestions: { id: string }[] }): string[] => r.suggestions.map((s) => s.id);
+
+describe('query pool', () => {
+  let docs: SuggestDocument[];
+  let engine: SuggestEngine;
+  let pool: QueryPool;
+  let dir: string;
+  let graphDir: string;
+
+  beforeAll(() => {
+    docs = loadBestBuy();
+    engine = new SuggestEngine({ vectors: { exactBelow: 256 } });
+    engine.upsert(docs.slice(0, 3000));
+    engine.optimize();
+    dir = mkdtempSync(path.join(tmpdir(), 'query-pool-'));
+    graphDir = path.join(dir, 'graphs');
+    pool = new QueryPool({ threads: 2, graphDir });
+  });
+
+  afterAll(async () => {
+    await pool?.close();
+    engine?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers exactly what the owning engine answers, on every lexical path', async () => {
+    const filters = validateFilters({ 'raw.price': { gte: 100 } }).filters;
+    const queries: AutocompleteRequest[] = [];
+    for (const d of docs.slice(0, 120)) {
+      const t = d.title ?? '';
+      queries.push({ query: t.slice(0, Math.max(2, Math.floor(t.length * 0.6))) });
+      queries.push({ query: t.split(' ').slice(0, 2).join(' ') + ' ', limit: 20 });
+    }
+    queries.push({ query: 'samsng galxy', debug: true }, { query: 'iphone case', filters }, { query: 'headphones', mode: 'fts_rerank' });
+    const pooled = await Promise.all(queries.map((q) => pool.autocomplete('p', engine, q)));
+    queries.forEach((q, i) => expect(pooled[i], q.query).toEqual(engine.autocomplete(q)));
+    expect(pool.threads).toBe(2);
+  });
+
+  it('sees an acknowledged write and a delete at once', async () => {
+    const doc: SuggestDocument = { id: 'new-1', title: 'Zyxwvut Quantum Blender 3000', desc: '', manufacturer: 'Zyxwvut', raw: {} };
+    engine.upsert([doc]);
+    expect(ids(await pool.autocomplete('p', engine, { query: 'zyxwvut quan' }))).toEqual(['new-1']);
+    engine.remove(['new-1']);
+    expect(ids(await pool.autocomplete('p', engine, { query: 'zyxwvut quan' }))).toEqual([]);
+    // a delete in a segment the threads already hold (shared tombstones, new version)
+    const victim = (await pool.autocomplete('p', engine, { query: 'otterbox defender' })).suggestions[0]!.id;
+    engine.remove([victim]);
+    const after = await pool.autocomplete('p', engine, { query: 'otterbox defender' });
+    expect(ids(after)).not.toContain(victim);
+    expect(after).toEqual(engine.autocomplete({ query: 'otterbox defender' }));
+  });
+
+  it('answers vector queries by exact scan until the owner has a graph, then by that graph, read from a file', async () => {
+    const req: AutocompleteRequest = { query: 'wireless headphnes', mode: 'vector_only', debug: true, limit: 10 };
+    const early = await pool.autocomplete('p', engine, req);
+    expect(early.debug?.vector.method).toBe('exact');
+    await engine.whenVectorsReady('hnswlib');
+    // the first query after the graph is complete writes it; every thread reads it
+    const answers = await Promise.all(Array.from({ length: 8 }, () => pool.autocomplete('p', engine, req)));
+    for (const a of answers) {
+      expect(a.debug?.vector).toMatchObject({ method: 'ann', graph: { ready: true } });
+      expect(ids(a)).toEqual(ids(engine.autocomplete(req)));
+    }
+    expect(readdirSync(graphDir).filter((f) => f.endsWith('.hnswlib'))).toHaveLength(1);
+    // usearch: the threads map the file the owner wrote
+    const viaUsearch = { ...req, vectorBackend: 'usearch' as const };
+    await pool.autocomplete('p', engine, viaUsearch);
+    await engine.whenVectorsReady('usearch');
+    for (const a of await Promise.all(Array.from({ length: 4 }, () => pool.autocomplete('p', engine, viaUsearch)))) {
+      expect(a.debug?.vector).toMatchObject({ method: 'ann', backend: 'usearch', graph: { ready: true } });
+      expect(ids(a)).toEqual(ids(engine.autocomplete(viaUsearch)));
+    }
+    // hybrid through the pool: same answer as the owner
+    const hybrid: AutocompleteRequest = { query: 'noise cancelling headphones', mode: 'hybrid', limit: 10 };
+    expect(ids(await pool.autocomplete('p', engine, hybrid))).toEqual(ids(engine.autocomplete(hybrid)));
+  });
+
+  it('removes the graph file of a segment merged away, and every file of a forgotten part', async () => {
+    const req: AutocompleteRequest = { query: 'bluetooth speaker', mode: 'vector_only', limit: 5 };
+    await pool.autocomplete('p', engine, req);
+    const before = readdirSync(graphDir);
+    expect(before.length).toBeGreaterThan(0);
+    engine.upsert(docs.slice(3000));
+    engine.optimize(); // one new segment: the old one and its graph are gone
+    const answer = await pool.autocomplete('p', engine, { ...req, debug: true });
+    expect(answer.debug?.vector.method).toBe('exact'); // the new segment's graph is not built yet
+    expect(ids(answer)).toEqual(ids(engine.autocomplete(req)));
+    for (const f of before) expect(existsSync(path.join(graphDir, f)), f).toBe(false);
+    await engine.whenVectorsReady('hnswlib');
+    await pool.autocomplete('p', engine, req);
+    expect(readdirSync(graphDir).filter((f) => f.endsWith('.hnswlib'))).toHaveLength(1);
+    pool.forget('p');
+    expect(readdirSync(graphDir)).toHaveLength(0);
+    // a forgotten part is mirrored again on its next query
+    expect(ids(await pool.autocomplete('p', engine, req))).toEqual(ids(engine.autocomplete(req)));
+  });
+});
