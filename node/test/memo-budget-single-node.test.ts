@@ -6,36 +6,43 @@ import { startSingleNode, type SingleNode } from '../runtime/process-harness.js'
 import { ApiClient, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
-let node: SingleNode;
-let api: ApiClient;
-let key: string;
 const BUDGET = 1024 * 1024;
 
-const metric = async (name: string): Promise<number> => {
-  const text = (await api.call<string>('GET', '/metrics')).body;
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  expect(m, name).not.toBeNull();
-  return Number(m![1]);
-};
+// threads 0: the event loop holds the whole budget; threads 2: it is shared out in thirds, and a
+// thread that gets most of the queries fills its third (piscina hands sequential tasks to the
+// first idle thread), so the sum stays within the budget but fills less of it
+describe.each([
+  { threads: 0, fills: BUDGET / 2 },
+  { threads: 2, fills: BUDGET / 6 },
+])('memo budget with $threads query threads', ({ threads, fills }) => {
+  let node: SingleNode;
+  let api: ApiClient;
+  let key: string;
 
-beforeAll(async () => {
-  node = await startSingleNode({ env: { SUGGEST_MEMO_BUDGET_MB: '1' } });
-  api = new ApiClient(node.baseUrl);
-  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'memo', name: 'Memo', plan: 'pro' } })).status).toBe(200);
-  key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/memo/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
-  for (const index_id of ['a', 'b']) {
-    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
-    const docs = bestBuyDocuments();
-    for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', `/v1/indexes/${index_id}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
-  }
-}, 120_000);
+  const metric = async (name: string): Promise<number> => {
+    const text = (await api.call<string>('GET', '/metrics')).body;
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    expect(m, name).not.toBeNull();
+    return Number(m![1]);
+  };
 
-afterAll(async () => {
-  await node?.stop();
-});
+  beforeAll(async () => {
+    node = await startSingleNode({ env: { SUGGEST_MEMO_BUDGET_MB: '1', SUGGEST_QUERY_THREADS: String(threads) } });
+    api = new ApiClient(node.baseUrl);
+    await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+    expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'memo', name: 'Memo', plan: 'pro' } })).status).toBe(200);
+    key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/memo/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    for (const index_id of ['a', 'b']) {
+      expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
+      const docs = bestBuyDocuments();
+      for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', `/v1/indexes/${index_id}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
+    }
+  }, 120_000);
 
-describe('memo budget', () => {
+  afterAll(async () => {
+    await node?.stop();
+  });
+
   it('keeps the memos of two busy indexes within SUGGEST_MEMO_BUDGET_MB, with unchanged answers', async () => {
     expect(await metric('suggest_engine_memo_limit_bytes')).toBe(BUDGET);
     const ask = async (index: string, query: string) => {
@@ -52,7 +59,7 @@ describe('memo budget', () => {
       await ask(i % 2 === 0 ? 'a' : 'b', `${words[i]} ${words[(i * 7) % words.length]!.slice(0, 3)}`);
       if (i % 100 === 99) peak = Math.max(peak, await metric('suggest_engine_memo_bytes'));
     }
-    expect(peak).toBeGreaterThan(BUDGET / 2);
+    expect(peak).toBeGreaterThan(fills);
     expect(peak).toBeLessThanOrEqual(BUDGET);
     expect(await metric('suggest_engine_memo_evictions_total')).toBeGreaterThan(0);
     expect(await metric('suggest_engine_memos')).toBeGreaterThan(0);

@@ -1,10 +1,12 @@
-// QueryPool: the piscina pool (SUGGEST_QUERY_THREADS, 2 by default) that answers autocomplete
-// beside the event loop. A query is handed over with the part's current view: its engine version
-// and the shared memory of its segments (no copy: SharedArrayBuffer arenas and tombstones), so
-// the thread answers exactly what the owning engine would answer now, and reads see writes as
-// they do on the event loop. ANN graphs are built once, by the owning engine, and each complete
-// graph is written to a file that every thread reads once (query-worker.ts). Typeahead and
-// predict stay on the event loop: tens of microseconds, less than a hand-off costs.
+// QueryPool: the piscina pool (SUGGEST_QUERY_THREADS threads) that answers autocomplete beside
+// the event loop. A query carries its part's engine version; the view of that version (the
+// shared memory of its segments: SharedArrayBuffer arenas and tombstones, nothing copied) goes
+// only to a thread that answers that it lacks it, once per thread and version. The thread then
+// answers exactly what the owning engine would answer now, and reads see writes as they do on
+// the event loop. ANN graphs are built once, by the owning engine; each complete graph is written
+// to a file that every thread reads (query-worker.ts). A thread's `debug.vector.graph` reports the
+// graphs it holds, not the owner's build progress. Typeahead and predict stay on the event loop:
+// they take tens of microseconds, less than a hand-off costs.
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +21,7 @@ import type { MemoBudgetStats } from '../engine/memo.js';
 import { MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
 
 export interface QueryPoolOptions {
-  /** worker threads (default 2) */
+  /** worker threads (default 2; the node's default: one per core beyond two) */
   threads?: number;
   /** where graph files are written for the threads (emptied at start and close) */
   graphDir: string;
