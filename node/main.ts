@@ -120,6 +120,7 @@ async function main(): Promise<void> {
     const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool, queryPool });
     memoBudget.setLimit(queryPool ? memoBudgetBytes - queryThreads * threadMemoBytes : memoBudgetBytes);
     registerMemoMetrics(() => (queryPool ? sumMemoStats(memoBudget.stats(), queryPool.memoStatistics()) : memoBudget.stats()));
+    registerQueryPoolMetrics(queryPool);
     shardNode.setQueryHandler(search);
     shardNode.onChange(search.onChange);
     const initial = await coordinator.getPlacement();
@@ -245,6 +246,45 @@ main().catch((err: unknown) => {
   logger.error('failed to start', { err });
   void shutdown(1);
 });
+
+/** The query threads on this process's registry (threads 0 when autocomplete runs on the event loop). */
+function registerQueryPoolMetrics(pool: QueryPool | null): void {
+  const r = metrics.registry;
+  if (r.getSingleMetric('suggest_query_pool_threads') !== undefined) return;
+  const stats = () => pool?.statistics() ?? { queued: 0, completed: 0, viewsSent: 0, utilization: 0 };
+  const gauges: [string, string, () => number][] = [
+    ['suggest_query_pool_threads', 'Threads answering autocomplete beside the event loop (SUGGEST_QUERY_THREADS).', () => pool?.threads ?? 0],
+    ['suggest_query_pool_queue_size', 'Autocomplete queries waiting for a query thread.', () => stats().queued],
+    ['suggest_query_pool_utilization', 'Share of the query threads\' time spent answering (0 to 1, since start).', () => stats().utilization],
+  ];
+  for (const [name, help, value] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [r],
+      collect() {
+        this.set(value());
+      },
+    });
+  }
+  const counters: [string, string, () => number][] = [
+    ['suggest_query_pool_tasks_total', 'Tasks the query threads ran (a view sent again counts twice).', () => stats().completed],
+    ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],
+  ];
+  for (const [name, help, value] of counters) {
+    let counted = 0;
+    new Counter({
+      name,
+      help,
+      registers: [r],
+      collect() {
+        const now = value();
+        this.inc(now - counted);
+        counted = now;
+      },
+    });
+  }
+}
 
 function sumMemoStats(a: MemoBudgetStats, b: MemoBudgetStats): MemoBudgetStats {
   return { bytes: a.bytes + b.bytes, limitBytes: a.limitBytes + b.limitBytes, memos: a.memos + b.memos, evictions: a.evictions + b.evictions };

@@ -64,5 +64,11 @@ describe.each([
     expect(await metric('suggest_engine_memo_evictions_total')).toBeGreaterThan(0);
     expect(await metric('suggest_engine_memos')).toBeGreaterThan(0);
     expect(await ask('a', 'samsung gal')).toEqual(first);
+    // every autocomplete above ran on the query threads, or none did
+    expect(await metric('suggest_query_pool_threads')).toBe(threads);
+    const tasks = await metric('suggest_query_pool_tasks_total');
+    if (threads > 0) expect(tasks).toBeGreaterThanOrEqual(words.length + 2);
+    else expect(tasks).toBe(0);
+    expect(await metric('suggest_query_pool_queue_size')).toBe(0);
   }, 120_000);
 });

@@ -54,6 +54,8 @@ export class QueryPool {
   private readonly shares = new WeakMap<Segment, { uid: number; graphs: QuerySegment['graphs'] }>();
   private nextUid = 1;
   private closed = false;
+  /** tasks sent again with their part's view (a thread lacked the version) */
+  private viewsSent = 0;
   private readonly memoStats: SharedArrayBuffer;
 
   constructor(private readonly opts: QueryPoolOptions) {
@@ -75,6 +77,11 @@ export class QueryPool {
 
   get threads(): number {
     return this.pool.threads.length;
+  }
+
+  /** For /metrics: queries waiting for a thread, tasks run, views sent, share of thread time busy. */
+  statistics(): { queued: number; completed: number; viewsSent: number; utilization: number } {
+    return { queued: this.pool.queueSize, completed: this.pool.completed, viewsSent: this.viewsSent, utilization: this.pool.utilization };
   }
 
   /** The memo statistics of every thread, summed (each thread publishes its own every 200 ms). */
@@ -101,7 +108,11 @@ export class QueryPool {
       for (const backend of backends) this.shareGraphs(engine, state, backend);
     }
     const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
-    return this.pool.run(task).then((a) => ('result' in a ? a.result : this.pool.run({ ...task, part: state.part }).then(resultOf)));
+    return this.pool.run(task).then((a) => {
+      if ('result' in a) return a.result;
+      this.viewsSent++;
+      return this.pool.run({ ...task, part: state.part }).then(resultOf);
+    });
   }
 
   /** The part's engine is gone: threads drop their mirror, and its graph files go. */
