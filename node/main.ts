@@ -251,7 +251,7 @@ main().catch((err: unknown) => {
 function registerQueryPoolMetrics(pool: QueryPool | null): void {
   const r = metrics.registry;
   if (r.getSingleMetric('suggest_query_pool_threads') !== undefined) return;
-  const stats = () => pool?.statistics() ?? { queued: 0, completed: 0, viewsSent: 0, utilization: 0 };
+  const stats = () => pool?.statistics() ?? { queued: 0, completed: 0, viewsSent: 0, refused: 0, utilization: 0 };
   const gauges: [string, string, () => number][] = [
     ['suggest_query_pool_threads', 'Threads answering autocomplete beside the event loop (SUGGEST_QUERY_THREADS).', () => pool?.threads ?? 0],
     ['suggest_query_pool_queue_size', 'Autocomplete queries waiting for a query thread.', () => stats().queued],
@@ -270,6 +270,7 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
   const counters: [string, string, () => number][] = [
     ['suggest_query_pool_tasks_total', 'Tasks the query threads ran (a view sent again counts twice).', () => stats().completed],
     ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],
+    ['suggest_query_pool_refused_total', 'Autocomplete queries refused with 503 because every query thread was busy and the queue full.', () => stats().refused],
   ];
   for (const [name, help, value] of counters) {
     let counted = 0;

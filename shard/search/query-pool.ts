@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { fail } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestEngine } from '../engine/engine.js';
 import type { Segment } from '../engine/segment.js';
@@ -27,6 +28,11 @@ export interface QueryPoolOptions {
   graphDir: string;
   /** each thread's memo budget (the engines' lookup memos), in bytes */
   memoBudgetBytes?: number;
+  /**
+   * queries that may wait for a thread (default 256 per thread); past it a query is refused at
+   * once with 503 and Retry-After instead of queueing behind seconds of work
+   */
+  maxQueue?: number;
   log?: Logger;
 }
 
@@ -56,6 +62,8 @@ export class QueryPool {
   private closed = false;
   /** tasks sent again with their part's view (a thread lacked the version) */
   private viewsSent = 0;
+  /** queries refused because the queue was full */
+  private refused = 0;
   private readonly memoStats: SharedArrayBuffer;
 
   constructor(private readonly opts: QueryPoolOptions) {
@@ -71,6 +79,7 @@ export class QueryPool {
       idleTimeout: Number.POSITIVE_INFINITY,
       // 'async': an idle thread's event loop still runs, so it hears forgotten parts on the channel
       atomics: 'async',
+      maxQueue: opts.maxQueue ?? threads * 256,
       workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, memoStats: this.memoStats } satisfies QueryWorkerData,
     });
   }
@@ -79,9 +88,9 @@ export class QueryPool {
     return this.pool.threads.length;
   }
 
-  /** For /metrics: queries waiting for a thread, tasks run, views sent, share of thread time busy. */
-  statistics(): { queued: number; completed: number; viewsSent: number; utilization: number } {
-    return { queued: this.pool.queueSize, completed: this.pool.completed, viewsSent: this.viewsSent, utilization: this.pool.utilization };
+  /** For /metrics: queries waiting for a thread, tasks run, views sent, queries refused, share of thread time busy. */
+  statistics(): { queued: number; completed: number; viewsSent: number; refused: number; utilization: number } {
+    return { queued: this.pool.queueSize, completed: this.pool.completed, viewsSent: this.viewsSent, refused: this.refused, utilization: this.pool.utilization };
   }
 
   /** The memo statistics of every thread, summed (each thread publishes its own every 200 ms). */
@@ -108,10 +117,20 @@ export class QueryPool {
       for (const backend of backends) this.shareGraphs(engine, state, backend);
     }
     const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
-    return this.pool.run(task).then((a) => {
+    return this.run(task).then((a) => {
       if ('result' in a) return a.result;
       this.viewsSent++;
-      return this.pool.run({ ...task, part: state.part }).then(resultOf);
+      return this.run({ ...task, part: state.part }).then(resultOf);
+    });
+  }
+
+  private run(task: QueryTask): Promise<QueryAnswer> {
+    return this.pool.run(task).catch((err: unknown) => {
+      if (err instanceof Error && err.message === QUEUE_FULL) {
+        this.refused++;
+        fail('unavailable', { reason: `Every query thread of this node is busy (${this.pool.queueSize} queries waiting)` }, { headers: { 'retry-after': '1' } });
+      }
+      throw err;
     });
   }
 
@@ -192,6 +211,9 @@ export class QueryPool {
     }
   }
 }
+
+/** piscina's error for a full task queue */
+const QUEUE_FULL = 'Task queue is at limit';
 
 function resultOf(a: QueryAnswer): AutocompleteResult {
   if ('result' in a) return a.result;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
+import { SuggestError } from '../../../node/runtime/errors.js';
 import { SuggestEngine } from '../../engine/engine.js';
 import { validateFilters } from '../../engine/filters.js';
 import type { AutocompleteRequest } from '../../engine/types.js';
@@ -89,6 +90,30 @@ describe('query pool', () => {
     // hybrid through the pool: same answer as the owner
     const hybrid: AutocompleteRequest = { query: 'noise cancelling headphones', mode: 'hybrid', limit: 10 };
     expect(ids(await pool.autocomplete('p', engine, hybrid))).toEqual(ids(engine.autocomplete(hybrid)));
+  });
+
+  it('refuses queries past its queue with 503 and Retry-After, answers the rest, and recovers', async () => {
+    const small = new QueryPool({ threads: 1, graphDir: path.join(dir, 'small'), maxQueue: 2 });
+    try {
+      const queries = docs.slice(200, 240).map((d) => ({ query: (d.title ?? '').slice(0, 12) }));
+      const settled = await Promise.allSettled(queries.map((q) => small.autocomplete('s', engine, q)));
+      const refused = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as SuggestError] : []));
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.length).toBeLessThan(queries.length);
+      for (const e of refused) {
+        expect(e).toBeInstanceOf(SuggestError);
+        expect(e.code).toBe('unavailable');
+        expect(e.status).toBe(503);
+        expect(e.headers).toEqual({ 'retry-after': '1' });
+      }
+      settled.forEach((r, i) => {
+        if (r.status === 'fulfilled') expect(r.value).toEqual(engine.autocomplete(queries[i]!));
+      });
+      expect(small.statistics().refused).toBe(refused.length);
+      expect(ids(await small.autocomplete('s', engine, { query: 'otterbox' }))).toEqual(ids(engine.autocomplete({ query: 'otterbox' })));
+    } finally {
+      await small.close();
+    }
   });
 
   it('removes the graph file of a segment merged away, and every file of a forgotten part', async () => {
