@@ -20,7 +20,6 @@ import { SearchHost } from '../shard/search/search-host.js';
 import { SegmentPool } from '../shard/search/segment-pool.js';
 import { memoBudget, type MemoBudgetStats } from '../shard/engine/memo.js';
 import { QueryPool } from '../shard/search/query-pool.js';
-import { Counter, Gauge } from 'prom-client';
 import { metrics } from './runtime/metrics.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
 import { GrpcHandoffPeers, partitionHandoffGrpcService } from '../shard/partition-handoff-grpc.js';
@@ -249,42 +248,17 @@ main().catch((err: unknown) => {
 
 /** The query threads on this process's registry (threads 0 when autocomplete runs on the event loop). */
 function registerQueryPoolMetrics(pool: QueryPool | null): void {
-  const r = metrics.registry;
-  if (r.getSingleMetric('suggest_query_pool_threads') !== undefined) return;
   const stats = () => pool?.statistics() ?? { queued: 0, completed: 0, viewsSent: 0, refused: 0, utilization: 0 };
-  const gauges: [string, string, () => number][] = [
+  metrics.sampled('gauge', [
     ['suggest_query_pool_threads', 'Threads answering autocomplete beside the event loop (SUGGEST_QUERY_THREADS).', () => pool?.threads ?? 0],
     ['suggest_query_pool_queue_size', 'Autocomplete queries waiting for a query thread.', () => stats().queued],
-    ['suggest_query_pool_utilization', 'Share of the query threads\' time spent answering (0 to 1, since start).', () => stats().utilization],
-  ];
-  for (const [name, help, value] of gauges) {
-    new Gauge({
-      name,
-      help,
-      registers: [r],
-      collect() {
-        this.set(value());
-      },
-    });
-  }
-  const counters: [string, string, () => number][] = [
+    ['suggest_query_pool_utilization', "Share of the query threads' time spent answering (0 to 1, since start).", () => stats().utilization],
+  ]);
+  metrics.sampled('counter', [
     ['suggest_query_pool_tasks_total', 'Tasks the query threads ran (a view sent again counts twice).', () => stats().completed],
     ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],
     ['suggest_query_pool_refused_total', 'Autocomplete queries refused with 503 because every query thread was busy and the queue full.', () => stats().refused],
-  ];
-  for (const [name, help, value] of counters) {
-    let counted = 0;
-    new Counter({
-      name,
-      help,
-      registers: [r],
-      collect() {
-        const now = value();
-        this.inc(now - counted);
-        counted = now;
-      },
-    });
-  }
+  ]);
 }
 
 function sumMemoStats(a: MemoBudgetStats, b: MemoBudgetStats): MemoBudgetStats {
@@ -293,32 +267,10 @@ function sumMemoStats(a: MemoBudgetStats, b: MemoBudgetStats): MemoBudgetStats {
 
 /** The engines' memo budget on this process's registry (scraped at /metrics where a router runs). */
 function registerMemoMetrics(stats: () => MemoBudgetStats): void {
-  const r = metrics.registry;
-  if (r.getSingleMetric('suggest_engine_memo_bytes') !== undefined) return;
-  const gauges: [string, string, (s: MemoBudgetStats) => number][] = [
-    ['suggest_engine_memo_bytes', "Estimated bytes held by the search engines' lookup memos (all indexes of this node).", (s) => s.bytes],
-    ['suggest_engine_memo_limit_bytes', 'The memo budget (SUGGEST_MEMO_BUDGET_MB).', (s) => s.limitBytes],
-    ['suggest_engine_memos', 'Lookup memos holding entries (per segment and per index snapshot).', (s) => s.memos],
-  ];
-  for (const [name, help, value] of gauges) {
-    new Gauge({
-      name,
-      help,
-      registers: [r],
-      collect() {
-        this.set(value(stats()));
-      },
-    });
-  }
-  let counted = 0;
-  new Counter({
-    name: 'suggest_engine_memo_evictions_total',
-    help: 'Memos cleared to stay within the memo budget (least recently written first).',
-    registers: [r],
-    collect() {
-      const now = stats().evictions;
-      this.inc(now - counted);
-      counted = now;
-    },
-  });
+  metrics.sampled('gauge', [
+    ['suggest_engine_memo_bytes', "Estimated bytes held by the search engines' lookup memos (all indexes of this node).", () => stats().bytes],
+    ['suggest_engine_memo_limit_bytes', 'The memo budget (SUGGEST_MEMO_BUDGET_MB).', () => stats().limitBytes],
+    ['suggest_engine_memos', 'Lookup memos holding entries (per segment and per index snapshot).', () => stats().memos],
+  ]);
+  metrics.sampled('counter', [['suggest_engine_memo_evictions_total', 'Memos cleared to stay within the memo budget (least recently written first).', () => stats().evictions]]);
 }

@@ -1,7 +1,7 @@
 // Process-wide Prometheus metrics (prom-client). One registry per process, exposed by the router
 // at GET /metrics; every role registers its own series on `metrics.registry`. HTTP series are
 // labelled by route template (never the raw path) so cardinality stays bounded.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 type HttpLabels = 'route' | 'method' | 'status';
 
@@ -34,6 +34,38 @@ export class Metrics {
       labelNames: ['cache', 'result'],
       registers: [this.registry],
     });
+  }
+
+  /**
+   * Series read at scrape time, registered once per registry: gauges from `read`, counters from a
+   * running total `read` returns (each scrape adds what it grew by).
+   */
+  sampled(kind: 'gauge' | 'counter', series: readonly (readonly [name: string, help: string, read: () => number])[]): void {
+    for (const [name, help, read] of series) {
+      if (this.registry.getSingleMetric(name) !== undefined) continue;
+      if (kind === 'gauge') {
+        new Gauge({
+          name,
+          help,
+          registers: [this.registry],
+          collect() {
+            this.set(read());
+          },
+        });
+        continue;
+      }
+      let counted = 0;
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const now = read();
+          this.inc(now - counted);
+          counted = now;
+        },
+      });
+    }
   }
 
   /** Text exposition format for a scrape. */

@@ -7,11 +7,11 @@
 // to a file that every thread reads (query-worker.ts). A thread's `debug.vector.graph` reports the
 // graphs it holds, not the owner's build progress. Typeahead and predict stay on the event loop:
 // they take tens of microseconds, less than a hand-off costs.
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { workerFile } from './worker-file.js';
 import { fail } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestEngine } from '../engine/engine.js';
@@ -34,15 +34,6 @@ export interface QueryPoolOptions {
    */
   maxQueue?: number;
   log?: Logger;
-}
-
-/** The compiled worker: beside this file in `dist/`, or in `dist/` when this runs from source (tests). */
-function workerFile(): string {
-  const here = fileURLToPath(import.meta.url);
-  const sibling = path.join(path.dirname(here), 'query-worker.js');
-  if (here.endsWith('.js') && existsSync(sibling)) return sibling;
-  const repo = path.resolve(path.dirname(here), '../..');
-  return path.join(repo, 'dist', 'shard', 'search', 'query-worker.js');
 }
 
 interface PartState {
@@ -73,7 +64,7 @@ export class QueryPool {
     // slots for threads that replace dead ones too
     this.memoStats = new SharedArrayBuffer(8 + threads * 4 * MEMO_STAT_FIELDS * 8);
     this.pool = new Piscina({
-      filename: workerFile(),
+      filename: workerFile('query-worker.js'),
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Number.POSITIVE_INFINITY,

@@ -2,10 +2,8 @@
 // batches of fresh writes, merges of existing segments, and the first load of an index from its
 // stored documents. Segments come back as shared memory (SharedArrayBuffer arenas), so the
 // event loop only wraps them; queries never wait for a build unless they need its documents.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { workerFile } from './worker-file.js';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import type { MergePlan } from '../engine/engine.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
@@ -16,22 +14,13 @@ export interface SegmentPoolOptions {
   threads?: number;
 }
 
-/** The compiled worker: beside this file in `dist/`, or in `dist/` when this runs from source (tests). */
-function workerFile(): string {
-  const here = fileURLToPath(import.meta.url);
-  const sibling = path.join(path.dirname(here), 'segment-worker.js');
-  if (here.endsWith('.js') && existsSync(sibling)) return sibling;
-  const repo = path.resolve(path.dirname(here), '../..');
-  return path.join(repo, 'dist', 'shard', 'search', 'segment-worker.js');
-}
-
 export class SegmentPool {
   private readonly pool: Piscina<SegmentTask, SharedSegment>;
   private closed = false;
 
   constructor(options: SegmentPoolOptions = {}) {
     const threads = Math.max(1, options.threads ?? 2);
-    this.pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000 });
+    this.pool = new Piscina({ filename: workerFile('segment-worker.js'), minThreads: 1, maxThreads: threads, idleTimeout: 60_000 });
     // load the engine's modules on a thread now, not when the first real build is waited for
     this.pool.run({ kind: 'documents', documents: [], minSupport: 2 }).catch(() => undefined);
   }

@@ -1,0 +1,14 @@
+// Where a pool's worker script is: the compiled sibling of this file in `dist/`, or, when this
+// runs from source (tests through vitest), the same file under `dist/` (built by `npm test` first).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled worker `name` (e.g. 'segment-worker.js') of this folder. */
+export function workerFile(name: string): string {
+  const here = fileURLToPath(import.meta.url);
+  const sibling = path.join(path.dirname(here), name);
+  if (here.endsWith('.js') && existsSync(sibling)) return sibling;
+  const repo = path.resolve(path.dirname(here), '../..');
+  return path.join(repo, 'dist', 'shard', 'search', name);
+}
