@@ -171,6 +171,11 @@ export class SuggestEngine {
     return { version: this.version, segments: this.segments, options: this.options };
   }
 
+  /** The segments as they are (nothing is refreshed): what another thread may still hold of them. */
+  get currentSegments(): readonly Segment[] {
+    return this.segments;
+  }
+
   /** Starts building the ANN graphs of the current segments for `backend` (no query needed). */
   prepareVectors(backend: VectorBackend): void {
     this.graphs.prepare(this.snapshot().segments, backend);

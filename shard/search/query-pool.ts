@@ -33,10 +33,16 @@ export interface QueryPoolOptions {
    * once with 503 and Retry-After instead of queueing behind seconds of work
    */
   maxQueue?: number;
+  /**
+   * how often parts whose segments were merged away are looked for (default 5 s): the threads'
+   * mirrors of them are dropped, so memory of retired segments is not held until the next query
+   */
+  sweepMs?: number;
   log?: Logger;
 }
 
 interface PartState {
+  engine: SuggestEngine;
   part: QueryPart;
   segments: readonly Segment[];
   /** graph files written for this part so far: a thread that has fewer gets the view again */
@@ -56,6 +62,7 @@ export class QueryPool {
   /** queries refused because the queue was full */
   private refused = 0;
   private readonly memoStats: SharedArrayBuffer;
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly opts: QueryPoolOptions) {
     const threads = Math.max(1, opts.threads ?? 2);
@@ -73,6 +80,8 @@ export class QueryPool {
       maxQueue: opts.maxQueue ?? threads * 256,
       workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, memoStats: this.memoStats } satisfies QueryWorkerData,
     });
+    this.sweeper = setInterval(() => this.sweep(), opts.sweepMs ?? 5_000);
+    this.sweeper.unref();
   }
 
   get threads(): number {
@@ -128,15 +137,28 @@ export class QueryPool {
   /** The part's engine is gone: threads drop their mirror, and its graph files go. */
   forget(key: string): void {
     const state = this.parts.get(key);
-    if (state === undefined) return;
+    if (state !== undefined) this.drop(key, state, new Set());
+  }
+
+  /** Drops the parts some of whose segments the engine no longer has (merged or compacted away). */
+  sweep(): void {
+    for (const [key, state] of this.parts) {
+      const now = new Set(state.engine.currentSegments);
+      if (state.segments.some((s) => !now.has(s))) this.drop(key, state, now);
+    }
+  }
+
+  /** Threads forget the part; graph files of its segments not in `keep` go. */
+  private drop(key: string, state: PartState, keep: Set<Segment>): void {
     this.parts.delete(key);
-    this.removeGraphFiles(state.segments, new Set());
+    this.removeGraphFiles(state.segments, keep);
     this.channel.postMessage({ forget: key } satisfies ForgetMessage);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.sweeper);
     this.channel.close();
     await this.pool.destroy();
     this.parts.clear();
@@ -150,7 +172,7 @@ export class QueryPool {
     const segments = [...view.segments];
     const part: QueryPart = { key, version: view.version, options: view.options, segments: segments.map((s) => ({ uid: this.shareOf(s).uid, shared: s.toShared(), graphs: this.shareOf(s).graphs })) };
     if (state !== undefined) this.removeGraphFiles(state.segments, new Set(segments));
-    state = { part, segments, stamp: 0 };
+    state = { engine, part, segments, stamp: 0 };
     this.parts.set(key, state);
     return state;
   }

@@ -130,6 +130,17 @@ describe('query pool', () => {
     await engine.whenVectorsReady('hnswlib');
     await pool.autocomplete('p', engine, req);
     expect(readdirSync(graphDir).filter((f) => f.endsWith('.hnswlib'))).toHaveLength(1);
+    // a merge nobody queries after: the sweep retires the part, its threads' mirrors and the
+    // graph files of the segments merged away, and keeps the rest
+    const written = readdirSync(graphDir);
+    engine.upsert([{ id: 'sweep-1', title: 'Sweepable Carpet Runner', desc: '', manufacturer: 'Sweep', raw: {} }]);
+    engine.optimize();
+    pool.sweep();
+    for (const f of written) expect(existsSync(path.join(graphDir, f)), f).toBe(false);
+    pool.sweep(); // nothing left to retire
+    const sent = pool.statistics().viewsSent;
+    expect(ids(await pool.autocomplete('p', engine, { query: 'sweepable carp' }))).toEqual(['sweep-1']);
+    expect(pool.statistics().viewsSent).toBe(sent + 1);
     pool.forget('p');
     expect(readdirSync(graphDir)).toHaveLength(0);
     // a forgotten part is mirrored again on its next query
