@@ -7,6 +7,7 @@
 // Graphs are built incrementally: `buildUntil(deadline)` adds vectors until the deadline, so the
 // owner can build a large graph in small slices between queries (see vector-graphs.ts). Ordinals
 // (the document's position in its segment) are the graph labels.
+import { existsSync } from 'node:fs';
 import hnswlib from 'hnswlib-node';
 import { Index as UsearchIndex, MetricKind, ScalarKind } from 'usearch';
 
@@ -181,6 +182,13 @@ export abstract class GraphIndex implements VectorIndex {
 
   /** Writes the complete graph to `file`, in the library's own format. */
   abstract save(file: string): void;
+  /** Like `save`, off the event loop where the library can (hnswlib); at once otherwise. */
+  saveAsync(file: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.save(file);
+      resolve();
+    });
+  }
   /**
    * Reads a graph `save` wrote over these same vectors: true when it holds every vector (the
    * index is then complete); false or an error leaves an index that must not be used.
@@ -208,7 +216,7 @@ export abstract class GraphIndex implements VectorIndex {
 
 export class HnswlibVectorIndex extends GraphIndex {
   readonly kind = 'hnswlib' as const;
-  private readonly graph: hnswlib.HierarchicalNSW;
+  private graph: hnswlib.HierarchicalNSW;
 
   constructor(vectors: Float32Array, dims: number, params: GraphParams = {}) {
     super(vectors, dims, params);
@@ -218,14 +226,26 @@ export class HnswlibVectorIndex extends GraphIndex {
     this.graph.setEf(this.params.efSearch);
   }
 
+  // The binding reports a failed write by nothing at all: a file that is not there afterwards is
+  // the failure.
   save(file: string): void {
     this.graph.writeIndexSync(file);
+    written(file);
+  }
+
+  override async saveAsync(file: string): Promise<void> {
+    await this.graph.writeIndex(file);
+    written(file);
   }
 
   load(file: string): boolean {
-    this.graph.readIndexSync(file);
-    if (this.graph.getCurrentCount() !== this.size || this.graph.getNumDimensions() !== Math.max(1, this.dims)) return false;
-    this.graph.setEf(this.params.efSearch);
+    // read into a fresh index: a read that fails into one already initialized leaves it to crash
+    // the process when it is freed (hnswlib-node 3.0)
+    const read = new hnswlib.HierarchicalNSW('ip', Math.max(1, this.dims));
+    read.readIndexSync(file);
+    if (read.getCurrentCount() !== this.size || read.getNumDimensions() !== Math.max(1, this.dims)) return false;
+    read.setEf(this.params.efSearch);
+    this.graph = read;
     return this.loaded();
   }
 
@@ -321,6 +341,10 @@ export class UsearchVectorIndex extends GraphIndex {
     const perElement = this.dims * 4 + 2 * this.params.m * 4 + 16;
     return Math.round(this.next * perElement * (1 + 1 / this.params.m));
   }
+}
+
+function written(file: string): void {
+  if (!existsSync(file)) throw new Error(`the graph was not written to ${file}`);
 }
 
 /** A fresh (empty, not yet built) graph of the named library over a segment's vectors. */

@@ -41,6 +41,19 @@ export interface QueryPoolOptions {
   log?: Logger;
 }
 
+/** Per segment: its id for the threads and its graph files (the object every view holds). */
+interface SegmentShare {
+  uid: number;
+  graphs: QuerySegment['graphs'];
+  /** graph files being written, by library */
+  saving: Map<VectorBackend, Promise<void>>;
+  /** after a failed write: not before this time (ms) again */
+  retryAt: Partial<Record<VectorBackend, number>>;
+}
+
+/** A failed graph write (a full disk) is tried again after this long. */
+const GRAPH_RETRY_MS = 60_000;
+
 interface PartState {
   engine: SuggestEngine;
   part: QueryPart;
@@ -53,8 +66,7 @@ export class QueryPool {
   private readonly pool: Piscina<QueryTask, QueryAnswer>;
   private readonly channel = new BroadcastChannel(QUERY_POOL_CHANNEL);
   private readonly parts = new Map<string, PartState>();
-  /** per segment: its id for the threads and its graph files (the object every view holds) */
-  private readonly shares = new WeakMap<Segment, { uid: number; graphs: QuerySegment['graphs'] }>();
+  private readonly shares = new WeakMap<Segment, SegmentShare>();
   private nextUid = 1;
   private closed = false;
   /** tasks sent again with their part's view (a thread lacked the version) */
@@ -114,8 +126,14 @@ export class QueryPool {
     // the modes that search graphs (fts_rerank only reads stored vectors)
     if (mode === 'vector_only' || mode === 'hybrid' || req.benchmark === true) {
       const backends = req.benchmark === true ? VECTOR_BACKENDS : [req.vectorBackend ?? DEFAULT_VECTOR_BACKEND];
-      for (const backend of backends) this.shareGraphs(engine, state, backend);
+      const writing = backends.flatMap((backend) => this.shareGraphs(key, engine, state, backend));
+      // the task is made after the writes, with the stamp they moved
+      if (writing.length > 0) return Promise.all(writing).then(() => this.dispatch(key, this.parts.get(key) ?? state, req));
     }
+    return this.dispatch(key, state, req);
+  }
+
+  private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
     const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
     return this.run(task).then((a) => {
       if ('result' in a) return a.result;
@@ -162,7 +180,7 @@ export class QueryPool {
     this.channel.close();
     await this.pool.destroy();
     this.parts.clear();
-    rmSync(this.opts.graphDir, { recursive: true, force: true });
+    removeFile(this.opts.graphDir);
   }
 
   private stateOf(key: string, engine: SuggestEngine): PartState {
@@ -179,33 +197,51 @@ export class QueryPool {
 
   /**
    * Starts the owner's graph builds for `backend` and writes each graph that is complete and not
-   * written yet to a file the threads read (once per segment and library).
+   * written yet to a file the threads read (once per segment and library; hnswlib writes off the
+   * event loop). The part's stamp moves once a file is there, so every thread reads it. Returns
+   * the writes in progress: a query waits for them rather than scan while a graph is there.
    */
-  private shareGraphs(engine: SuggestEngine, state: PartState, backend: VectorBackend): void {
+  private shareGraphs(key: string, engine: SuggestEngine, state: PartState, backend: VectorBackend): Promise<void>[] {
     engine.prepareVectors(backend);
+    const writing: Promise<void>[] = [];
     for (const seg of state.segments) {
       const share = this.shareOf(seg);
-      if (share.graphs[backend] !== undefined) continue;
+      const inProgress = share.saving.get(backend);
+      if (inProgress !== undefined) writing.push(inProgress);
+      if (share.graphs[backend] !== undefined || inProgress !== undefined || Date.now() < (share.retryAt[backend] ?? 0)) continue;
       const graph = engine.completeGraph(seg, backend);
       if (graph === null) continue;
       const file = path.join(this.opts.graphDir, `${share.uid}.${backend}`);
       const started = performance.now();
-      try {
-        graph.save(file);
-      } catch (err) {
-        this.opts.log?.warn('ANN graph not shared with the query threads; they scan exactly', { err, backend });
-        continue;
-      }
-      share.graphs[backend] = file;
-      state.stamp++;
-      this.opts.log?.info('ANN graph shared with the query threads', { backend, documents: seg.docCount, ms: Math.round(performance.now() - started) });
+      const saved = graph.saveAsync(file).then(
+        () => {
+          share.saving.delete(backend);
+          const current = this.parts.get(key);
+          if (this.closed || current === undefined || !current.segments.includes(seg)) {
+            removeFile(file); // retired while it was written
+            return;
+          }
+          share.graphs[backend] = file;
+          current.stamp++;
+          this.opts.log?.info('ANN graph shared with the query threads', { backend, documents: seg.docCount, ms: Math.round(performance.now() - started) });
+        },
+        (err: unknown) => {
+          share.saving.delete(backend);
+          share.retryAt[backend] = Date.now() + GRAPH_RETRY_MS;
+          removeFile(file);
+          this.opts.log?.warn('ANN graph not shared with the query threads; they scan exactly until a retry succeeds', { err, backend, retry_in_ms: GRAPH_RETRY_MS });
+        },
+      );
+      share.saving.set(backend, saved);
+      writing.push(saved);
     }
+    return writing;
   }
 
-  private shareOf(seg: Segment): { uid: number; graphs: QuerySegment['graphs'] } {
+  private shareOf(seg: Segment): SegmentShare {
     let share = this.shares.get(seg);
     if (share === undefined) {
-      share = { uid: this.nextUid++, graphs: {} };
+      share = { uid: this.nextUid++, graphs: {}, saving: new Map(), retryAt: {} };
       this.shares.set(seg, share);
     }
     return share;
@@ -218,10 +254,19 @@ export class QueryPool {
       if (graphs === undefined) continue;
       for (const backend of VECTOR_BACKENDS) {
         const file = graphs[backend];
-        if (file !== undefined) rmSync(file, { force: true });
+        if (file !== undefined) removeFile(file);
         delete graphs[backend];
       }
     }
+  }
+}
+
+/** Removes a file or directory; one that cannot be removed (its directory is gone or broken) is left. */
+function removeFile(file: string): void {
+  try {
+    rmSync(file, { recursive: true, force: true });
+  } catch {
+    // nothing the query path can do about it
   }
 }
 

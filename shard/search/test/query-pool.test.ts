@@ -2,16 +2,17 @@
 // pooled answers equal the owning engine's, reads see writes and deletes at once, the owner's
 // ANN graphs reach the threads through files, and retired segments and forgotten parts take
 // their files with them.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { SuggestError } from '../../../node/runtime/errors.js';
 import { SuggestEngine } from '../../engine/engine.js';
 import { validateFilters } from '../../engine/filters.js';
 import type { AutocompleteRequest } from '../../engine/types.js';
 import { loadBestBuy } from '../../engine/test/helpers.js';
+import { HnswlibVectorIndex } from '../../engine/vector-index.js';
 import { QueryPool } from '../query-pool.js';
 
 const ids = (r: { suggestions: { id: string }[] }): string[] => r.suggestions.map((s) => s.id);
@@ -90,6 +91,31 @@ describe('query pool', () => {
     // hybrid through the pool: same answer as the owner
     const hybrid: AutocompleteRequest = { query: 'noise cancelling headphones', mode: 'hybrid', limit: 10 };
     expect(ids(await pool.autocomplete('p', engine, hybrid))).toEqual(ids(engine.autocomplete(hybrid)));
+  });
+
+  it('answers by exact scan when a graph file cannot be written, and does not retry at every query', async () => {
+    const blocked = path.join(dir, 'blocked');
+    const broken = new QueryPool({ threads: 1, graphDir: blocked });
+    try {
+      // the graph directory is a file now: every write fails (ENOTDIR), as on a full or broken disk.
+      // Regression: hnswlib-node reports no failed write, and a thread's failed read of the missing
+      // file into an initialized index crashed the process when the thread ended (at close below)
+      rmSync(blocked, { recursive: true, force: true });
+      writeFileSync(blocked, 'not a directory');
+      const req: AutocompleteRequest = { query: 'wireless headphones', mode: 'vector_only', debug: true };
+      await engine.whenVectorsReady('hnswlib');
+      const save = vi.spyOn(HnswlibVectorIndex.prototype, 'saveAsync');
+      const first = await broken.autocomplete('b', engine, req);
+      const second = await broken.autocomplete('b', engine, req);
+      for (const a of [first, second]) {
+        expect(a.debug?.vector.method).toBe('exact');
+        expect(a.suggestions.length).toBeGreaterThan(0);
+      }
+      expect(save).toHaveBeenCalledTimes(1); // tried again only after a minute
+      save.mockRestore();
+    } finally {
+      await broken.close();
+    }
   });
 
   it('refuses queries past its queue with 503 and Retry-After, answers the rest, and recovers', async () => {
