@@ -7,7 +7,7 @@
 // to a file that every thread reads (query-worker.ts). A thread's `debug.vector.graph` reports the
 // graphs it holds, not the owner's build progress. Typeahead and predict stay on the event loop:
 // they take tens of microseconds, less than a hand-off costs.
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -213,8 +213,13 @@ export class QueryPool {
       if (graph === null) continue;
       const file = path.join(this.opts.graphDir, `${share.uid}.${backend}`);
       const started = performance.now();
-      const saved = graph.saveAsync(file).then(
-        () => {
+      // written beside, then renamed: a thread never sees a partial file (usearch crashes the
+      // process on one instead of reporting it)
+      const partial = `${file}.partial`;
+      const saved = graph
+        .saveAsync(partial)
+        .then(() => {
+          renameSync(partial, file);
           share.saving.delete(backend);
           const current = this.parts.get(key);
           if (this.closed || current === undefined || !current.segments.includes(seg)) {
@@ -224,14 +229,14 @@ export class QueryPool {
           share.graphs[backend] = file;
           current.stamp++;
           this.opts.log?.info('ANN graph shared with the query threads', { backend, documents: seg.docCount, ms: Math.round(performance.now() - started) });
-        },
-        (err: unknown) => {
+        })
+        .catch((err: unknown) => {
           share.saving.delete(backend);
           share.retryAt[backend] = Date.now() + GRAPH_RETRY_MS;
+          removeFile(partial);
           removeFile(file);
           this.opts.log?.warn('ANN graph not shared with the query threads; they scan exactly until a retry succeeds', { err, backend, retry_in_ms: GRAPH_RETRY_MS });
-        },
-      );
+        });
       share.saving.set(backend, saved);
       writing.push(saved);
     }
