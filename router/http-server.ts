@@ -38,7 +38,7 @@ export type BodyResult = Buffer | SuggestError;
 
 export type Dispatch = (x: Exchange, route: CompiledRoute, params: string[], head: RequestHead, body: Promise<BodyResult> | null) => Promise<void>;
 
-/** The synchronous hot path (request-pipeline.ts `fast`): a 200 JSON body, or undefined. */
+/** The hot path (request-pipeline.ts `fast`): a 200 JSON body, a promise of one (errors rendered as usual), or undefined. */
 export type FastPath = (route: CompiledRoute, method: string, path: string, params: string[], head: RequestHead) => string | Promise<string> | undefined;
 
 export interface HttpServerOptions {

@@ -88,8 +88,10 @@ export class SearchService {
   /**
    * The hot path, inside the HTTP callback: the rendered 200 body when the index resolution is
    * cached and the answer is either in the response cache or computed synchronously by
-   * in-process engines that are loaded. Undefined sends the request to `search` (which also
-   * turns every failure into its error response); nothing here has a side effect but caching.
+   * in-process engines that are loaded; a promise of it when an in-process engine answers later
+   * (on a query thread, or once it has loaded), whose failure the server renders like any
+   * handler's. Undefined sends the request to `search` (which also turns every failure into its
+   * error response); nothing here has a side effect but caching.
    */
   searchSync(p: SearchParams): string | Promise<string> | undefined {
     const started = performance.now();
