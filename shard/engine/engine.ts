@@ -25,8 +25,7 @@ import { HashedNgramEmbedder, type Embedder } from './embedder.js';
 import type { FilterSpec } from './filters.js';
 import { DEFAULT_AUTOCOMPLETE_MODE, type VectorBackendTiming, type VectorBenchmark, type VectorDebug } from './types.js';
 import { VectorGraphs, type VectorGraphOptions } from './vector-graphs.js';
-import type { GraphIndex } from './vector-index.js';
-import { DEFAULT_VECTOR_BACKEND, VECTOR_BACKENDS, dotRow, type VectorBackend } from './vector-index.js';
+import { DEFAULT_VECTOR_BACKEND, VECTOR_BACKENDS, dotRow, type GraphIndex, type VectorBackend } from './vector-index.js';
 import { searchable, vectorSearch, type VectorHit, type VectorSearchResult } from './vector-search.js';
 
 export interface EngineOptions {
@@ -588,9 +587,11 @@ export class SuggestEngine {
 
   /** A query-only engine over shared segment memory (writes belong to the exporting thread). */
   static fromShared(shared: SharedEngineState): SuggestEngine {
-    const engine = new SuggestEngine({ ...shared.options, refreshOnRead: false });
-    engine.segments = shared.segments.map((s) => Segment.fromShared(s));
-    return engine;
+    return SuggestEngine.mirror(
+      shared.segments.map((s) => Segment.fromShared(s)),
+      shared.options,
+      new VectorGraphs(shared.options.vectors),
+    );
   }
 
   private snapshot(): IndexSnapshot {
