@@ -2,10 +2,10 @@
 // vector query on a segment asks for its graph, which is then built in small time slices on the
 // owning thread (timers, never more than `sliceMs` at a time), so a query never waits for a
 // build; until the graph is complete the segment is answered by an exact scan. Small segments
-// never get a graph: scanning them is cheaper than searching one. Graphs are derived data: they
-// are not serialized, and a segment that leaves the engine (merged, compacted) takes its graphs
-// with it. Complete graphs can be written beside an engine snapshot (`save`) and read back with it
-// (`load`), so a restart does not rebuild them.
+// never get a graph: scanning them is cheaper than searching one. Graphs are derived data, not
+// part of the engine snapshot, and a segment that leaves the engine (merged, compacted) takes its
+// graphs with it. Complete graphs can be written beside a snapshot (`save`) and read back with it
+// (`load`), so a restart does not rebuild them; query threads `adopt` the files their owner wrote.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,9 +22,11 @@ export interface VectorGraphOptions {
    * tools); 'external': never build, only graphs handed in by `adopt` are searched (the mirrors of
    * query threads, which read graphs their owner built)
    */
-  build?: 'background' | 'sync' | 'external';
+  build?: BuildMode;
   graph?: GraphParams;
 }
+
+export type BuildMode = 'background' | 'sync' | 'external';
 
 /** What a query searched a segment with. */
 export interface SegmentVectorIndex {
@@ -43,7 +45,7 @@ export interface GraphStatus {
   bytes: number;
 }
 
-const DEFAULTS = { exactBelow: 2048, sliceMs: 4, build: 'background' as 'background' | 'sync' | 'external' };
+const DEFAULTS = { exactBelow: 2048, sliceMs: 4, build: 'background' as BuildMode };
 
 /** The manifest of saved graphs: a graph is read back only onto the very vectors it was built from. */
 interface SavedGraph {
@@ -61,7 +63,7 @@ const MANIFEST = 'graphs.json';
 const MANIFEST_VERSION = 1;
 
 export class VectorGraphs {
-  private readonly opts: { exactBelow: number; sliceMs: number; build: 'background' | 'sync' | 'external'; graph: GraphParams };
+  private readonly opts: { exactBelow: number; sliceMs: number; build: BuildMode; graph: GraphParams };
   private readonly graphs = new Map<Segment, Map<VectorBackend, GraphIndex>>();
   private readonly exact = new WeakMap<Segment, ExactVectorIndex>();
   private readonly queue: VectorIndex[] = [];
