@@ -1,6 +1,7 @@
 // The foundation's end-to-end suite against a local cluster of real processes (etcd, 3 shard
 // nodes, 2 routers), plus the crash tests: a shard node SIGKILLed right after acknowledged
-// writes loses none of them, and a dead router leaves the other serving.
+// writes loses none of them, and a dead router leaves the other serving. Shard nodes answer
+// autocomplete on one query thread each, so the search suites cross gRPC into the query pool.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
 import { registerApiSuite } from './api-suite.js';
@@ -13,7 +14,7 @@ import { ApiClient, waitFor } from './api-client.js';
 
 let cluster: LocalCluster;
 beforeAll(async () => {
-  cluster = await startLocalCluster({ shards: 3, routers: 2, partitions: 16 });
+  cluster = await startLocalCluster({ shards: 3, routers: 2, partitions: 16, env: { SUGGEST_QUERY_THREADS: '1' } });
 }, 120_000);
 afterAll(async () => {
   await cluster?.stop();
