@@ -98,6 +98,7 @@ export function invalid(loc: (string | number)[], msg: string, type = 'value_err
 const CODE_KEY = 'suggest-error-code';
 const DETAIL_KEY = 'suggest-error-detail';
 const ISSUES_KEY = 'suggest-error-issues';
+const HEADERS_KEY = 'suggest-error-headers';
 
 /** Error to send back from a gRPC handler. */
 export function toGrpcError(err: unknown): Partial<ServiceError> {
@@ -106,6 +107,7 @@ export function toGrpcError(err: unknown): Partial<ServiceError> {
   metadata.set(CODE_KEY, e.code);
   metadata.set(DETAIL_KEY, encodeURIComponent(e.message));
   if (e.issues) metadata.set(ISSUES_KEY, encodeURIComponent(JSON.stringify(e.issues)));
+  if (e.headers) metadata.set(HEADERS_KEY, encodeURIComponent(JSON.stringify(e.headers)));
   return { code: ERRORS[e.code].grpc, details: e.message, metadata };
 }
 
@@ -116,7 +118,11 @@ export function fromGrpcError(err: ServiceError): SuggestError {
   if (typeof code === 'string' && code in ERRORS) {
     const issuesRaw = err.metadata.get(ISSUES_KEY)[0];
     const issues = typeof issuesRaw === 'string' ? (JSON.parse(decodeURIComponent(issuesRaw)) as ValidationIssue[]) : undefined;
-    return new SuggestError(code as ErrorCode, typeof detail === 'string' ? decodeURIComponent(detail) : err.message, { cause: err, ...(issues ? { issues } : {}) });
+    // response headers the error asks for (Retry-After of a busy node); only string values
+    const headersRaw = err.metadata.get(HEADERS_KEY)[0];
+    const parsed: unknown = typeof headersRaw === 'string' ? JSON.parse(decodeURIComponent(headersRaw)) : undefined;
+    const headers = parsed !== null && typeof parsed === 'object' ? Object.fromEntries(Object.entries(parsed).filter((kv): kv is [string, string] => typeof kv[1] === 'string')) : undefined;
+    return new SuggestError(code as ErrorCode, typeof detail === 'string' ? decodeURIComponent(detail) : err.message, { cause: err, ...(issues ? { issues } : {}), ...(headers ? { headers } : {}) });
   }
   if (err.code === GrpcStatus.UNAVAILABLE || err.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `A shard node did not answer (${err.details || err.message})` }), { cause: err });

@@ -231,6 +231,20 @@ describe('ShardService over gRPC', () => {
     expect(unpack(res.result)).toEqual({ kind: 'autocomplete', echo: { q: 'tel' } });
   });
 
+  it('brings back the response headers an error asks for (Retry-After of a busy node)', async () => {
+    const ref = refOf('acme', 'busy');
+    node.setQueryHandler({
+      query: () => {
+        throw new SuggestError('unavailable', 'Every query thread of this node is busy; retry shortly.', { headers: { 'retry-after': '1' } });
+      },
+    });
+    const busy = await rejection(shard.query({ ref, kind: 'autocomplete', payload: pack({ q: 'x' }) }));
+    expect(busy.code).toBe('unavailable');
+    expect(busy.status).toBe(503);
+    expect((busy as SuggestError).headers).toEqual({ 'retry-after': '1' });
+    expect(busy.message).toBe('Every query thread of this node is busy; retry shortly.');
+  });
+
   it('spreads calls over several channels per address', async () => {
     const wide = new GrpcClientPool({ resolve: (id) => addresses.get(id), channelsPerAddress: 3 });
     try {
