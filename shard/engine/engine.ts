@@ -180,6 +180,12 @@ export class SuggestEngine {
     this.graphs.prepare(this.snapshot().segments, backend);
   }
 
+  /** How far the graphs of the current segments for `backend` are built (`debug.vector.graph`). */
+  graphStatus(backend: VectorBackend): { ready: boolean; built: number; total: number } {
+    const { ready, built, total } = this.graphs.status(this.snapshot().segments, backend);
+    return { ready, built, total };
+  }
+
   /** The complete graph of `segment` for `backend`, or null (none needed, or still building). */
   completeGraph(segment: Segment, backend: VectorBackend): GraphIndex | null {
     return this.graphs.complete(segment, backend);

@@ -4,9 +4,9 @@
 // only to a thread that answers that it lacks it, once per thread and version. The thread then
 // answers exactly what the owning engine would answer now, and reads see writes as they do on
 // the event loop. ANN graphs are built once, by the owning engine; each complete graph is written
-// to a file that every thread reads (query-worker.ts). A thread's `debug.vector.graph` reports the
-// graphs it holds, not the owner's build progress. Typeahead and predict stay on the event loop:
-// they take tens of microseconds, less than a hand-off costs.
+// to a file that every thread reads (query-worker.ts); `debug.vector.graph` reports the owner's
+// build progress. Typeahead and predict stay on the event loop: they take tens of microseconds,
+// less than a hand-off costs.
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
@@ -135,10 +135,17 @@ export class QueryPool {
 
   private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
     const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
-    return this.run(task).then((a) => {
+    const answered = this.run(task).then((a) => {
       if ('result' in a) return a.result;
       this.viewsSent++;
       return this.run({ ...task, part: state.part }).then(resultOf);
+    });
+    if (req.debug !== true && req.benchmark !== true) return answered;
+    // a thread holds only complete graphs: the build progress to report is the owner's
+    return answered.then((r) => {
+      const vector = r.debug?.vector;
+      if (vector !== undefined) vector.graph = state.engine.graphStatus(vector.backend);
+      return r;
     });
   }
 

@@ -72,6 +72,11 @@ describe('query pool', () => {
     const req: AutocompleteRequest = { query: 'wireless headphnes', mode: 'vector_only', debug: true, limit: 10 };
     const early = await pool.autocomplete('p', engine, req);
     expect(early.debug?.vector.method).toBe('exact');
+    // the build progress reported is the owner's (the thread holds no graph yet)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const building = await pool.autocomplete('p', engine, req);
+    expect(building.debug?.vector.graph).toEqual(engine.autocomplete(req).debug?.vector.graph);
+    expect(building.debug?.vector.graph.total).toBe(3000);
     await engine.whenVectorsReady('hnswlib');
     // the first query after the graph is complete writes it; every thread reads it
     const answers = await Promise.all(Array.from({ length: 8 }, () => pool.autocomplete('p', engine, req)));
