@@ -107,8 +107,8 @@ async function main(): Promise<void> {
     // CPU per query, which the second core repays even on a 2-core machine (hybrid on 100k
     // documents +21 % throughput, lexical autocomplete even), and typeahead no longer queues
     // behind autocomplete (p99 beside saturating hybrid 6.4 ms against 27.8 on the event loop:
-    // BENCHMARKS.md): by default one thread per core besides the event loop's, at least 2. The memo budget is shared out evenly between
-    // the event loop (typeahead, predict) and the threads.
+    // BENCHMARKS.md): by default one thread per core besides the event loop's, at least 2. The
+    // memo budget is shared out evenly between the event loop (typeahead, predict) and the threads.
     const queryThreads = Number(process.env.SUGGEST_QUERY_THREADS ?? Math.max(2, availableParallelism() - 1));
     const memoBudgetBytes = config.memoBudgetMb * 1024 * 1024;
     const threadMemoBytes = Math.floor(memoBudgetBytes / (queryThreads + 1));

@@ -69,22 +69,10 @@ function registerPlacementGauges(): void {
   const registry = metrics.registry;
   if (registry.getSingleMetric('suggest_placement_epoch')) return;
   const latest = () => [...planes].map((d) => d.currentPlacement).reduce<PlacementTable | undefined>((a, t) => (t && (!a || t.epoch > a.epoch) ? t : a), undefined);
-  new Gauge({
-    name: 'suggest_placement_epoch',
-    help: 'Epoch of the placement table this router routes with.',
-    registers: [registry],
-    collect() {
-      this.set(latest()?.epoch ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'suggest_placement_moves_in_progress',
-    help: 'Partition moves (copy, catch-up, ownership switch) in the placement table.',
-    registers: [registry],
-    collect() {
-      this.set(latest()?.moves?.length ?? 0);
-    },
-  });
+  metrics.sampled('gauge', [
+    ['suggest_placement_epoch', 'Epoch of the placement table this router routes with.', () => latest()?.epoch ?? 0],
+    ['suggest_placement_moves_in_progress', 'Partition moves (copy, catch-up, ownership switch) in the placement table.', () => latest()?.moves?.length ?? 0],
+  ]);
   new Gauge({
     name: 'suggest_router_shard_retries',
     help: 'Shard calls this router retried since start, by reason (wrong_owner: placement moved; unavailable: a follower was promoted).',

@@ -407,13 +407,12 @@ export class SuggestEngine {
     }
     hits = hits.slice(0, limit);
     if (req.debug === true || req.benchmark === true) {
-      const status = this.graphs.status(snap.segments, backend);
       vdebug = {
         backend,
         embedder: this.embedder.name,
         dimensions: this.embedder.dimensions,
         method: vs === null ? 'none' : methodOf(vs),
-        graph: { ready: status.ready, built: status.built, total: status.total },
+        graph: this.graphStatus(backend),
         candidates: vs?.hits.length ?? 0,
         ms: vs === null ? 0 : round3(performance.now() - vectorStarted),
       };

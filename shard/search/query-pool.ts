@@ -195,7 +195,11 @@ export class QueryPool {
     let state = this.parts.get(key);
     if (state !== undefined && state.part.version === view.version) return state;
     const segments = [...view.segments];
-    const part: QueryPart = { key, version: view.version, options: view.options, segments: segments.map((s) => ({ uid: this.shareOf(s).uid, shared: s.toShared(), graphs: this.shareOf(s).graphs })) };
+    const shared = segments.map((s): QuerySegment => {
+      const { uid, graphs } = this.shareOf(s);
+      return { uid, shared: s.toShared(), graphs };
+    });
+    const part: QueryPart = { key, version: view.version, options: view.options, segments: shared };
     if (state !== undefined) this.removeGraphFiles(state.segments, new Set(segments));
     state = { engine, part, segments, stamp: 0 };
     this.parts.set(key, state);
