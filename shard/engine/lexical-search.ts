@@ -144,6 +144,51 @@ function expandMemoized(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean
   return list;
 }
 
+/**
+ * The BM25F term-frequency part of every posting of a term, the compound factors included and
+ * the idf left out: `tf (K1 + 1) / (K1 + tf)` over the field-weighted, length-normalized counts.
+ * It depends only on the posting and the segment's norms, and the decoding of five packed
+ * counts with a norm each was a third of a posting's cost, so the lists of the terms queries
+ * scan are memoized per norms (per snapshot and segment), bounded by the postings they hold.
+ */
+const MAX_MEMO_IMPACTS = 4_000_000;
+/** Shorter lists cost less to score than to look up. */
+const MIN_MEMO_IMPACTS = 256;
+const impactMemo = new MemoPerOwner<Float32Array, number, Float64Array>(
+  () => new ClearingMemo({ maxWeight: MAX_MEMO_IMPACTS, weightOf: (list) => list.length, entryBytes: 80, weightBytes: 8 }),
+);
+
+/** The impact of posting `p` (see impactMemo). */
+function impactAt(postTf: Uint32Array, norms: Float32Array, p: number, d: number): number {
+  const packed = postTf[p] as number;
+  let tf = 0;
+  const base = d * FIELD_COUNT;
+  for (let f = 0, bits = packed & 0x3fffffff; bits !== 0; f++, bits >>>= TF_BITS) {
+    const c = bits & TF_MAX;
+    if (c !== 0) tf += c * (norms[base + f] as number);
+  }
+  const s = (tf * (K1 + 1)) / (K1 + tf);
+  return packed >= ALT_ONLY ? s * (packed >= PART_ONLY ? PART_ONLY_FACTOR : ALT_ONLY_FACTOR) : s;
+}
+
+/**
+ * The memoized impacts of term `t`'s postings `[from, to)`, computed now when `compute` (a scan
+ * that scores most of them); undefined for short lists and when there is no memo (statistics
+ * shared by several parts), whose postings are scored directly.
+ */
+function impactsOf(seg: Segment, norms: Float32Array, memo: ClearingMemo<number, Float64Array> | null, compute: boolean, t: number, from: number, to: number): Float64Array | undefined {
+  if (memo === null || to - from < MIN_MEMO_IMPACTS) return undefined;
+  let list = memo.get(t);
+  if (list === undefined && compute) {
+    list = new Float64Array(to - from);
+    const postDocs = seg.postDocs;
+    const postTf = seg.postTf;
+    for (let p = from; p < to; p++) list[p - from] = impactAt(postTf, norms, p, postDocs[p] as number);
+    memo.set(t, list);
+  }
+  return list;
+}
+
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
   const words = splitUnknownCompounds(snapshot, query.words.slice(0, MAX_WORDS));
@@ -343,7 +388,9 @@ function searchSegment(
   let wordTouched: number[] = [];
   const tomb = seg.tombstones;
   const hasDeletes = seg.deletedCount > 0;
-  const norms = options.stats ? computeNorms(seg, FIELD_WEIGHTS, FIELD_B, avg) : snapshot.fieldNorms(seg, FIELD_WEIGHTS, FIELD_B);
+  // the snapshot's norms live as long as it does; norms over shared statistics are per query
+  const norms = options.stats === undefined ? snapshot.fieldNorms(seg, FIELD_WEIGHTS, FIELD_B) : computeNorms(seg, FIELD_WEIGHTS, FIELD_B, avg);
+  const impactCache = options.stats === undefined ? impactMemo.of(norms) : null;
   const postDocs = seg.postDocs;
   const postTf = seg.postTf;
   const postPos = seg.postPos;
@@ -360,8 +407,8 @@ function searchSegment(
     order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
     if (cost[order[0] as number] === 0) return 0;
   }
-  /** Scores posting `p` (of document `d`) for the current word: keeps the word's best expansion. */
-  const scorePosting = (p: number, d: number, termIdf: number, e: Expansion): void => {
+  /** Scores posting `p` (of document `d`, impact `impact`) for the current word: keeps the word's best expansion. */
+  const scorePosting = (p: number, d: number, termIdf: number, impact: number, e: Expansion): void => {
     if (hasDeletes && tomb[d] !== 0) return;
     if (predicate !== null) {
       let st = filterState[d] as number;
@@ -372,22 +419,14 @@ function searchSegment(
       }
       if (st < 0) return;
     }
-    const packed = postTf[p] as number;
-    let tf = 0;
-    const base = d * FIELD_COUNT;
-    for (let f = 0, bits = packed & 0x3fffffff; bits !== 0; f++, bits >>>= TF_BITS) {
-      const c = bits & TF_MAX;
-      if (c !== 0) tf += c * (norms[base + f] as number);
-    }
-    let s = (termIdf * tf * (K1 + 1)) / (K1 + tf);
-    if (packed >= ALT_ONLY) s *= packed >= PART_ONLY ? PART_ONLY_FACTOR : ALT_ONLY_FACTOR;
+    const s = termIdf * impact;
     const prev = best[d] as number;
     if (prev === 0) wordTouched.push(d);
     if (s > prev) {
       best[d] = s;
       bestTypos[d] = e.typos;
       bestPos[d] = postPos[p] as number;
-      bestWeak[d] = (packed & STRONG_FIELDS) === 0 ? 1 : 0;
+      bestWeak[d] = ((postTf[p] as number) & STRONG_FIELDS) === 0 ? 1 : 0;
     }
   };
   // With every word required, documents still in the running after the first word: a later
@@ -409,6 +448,8 @@ function searchSegment(
       const termIdf = ((idfs[w] as number[])[x] as number) * e.factor;
       if (step > 0 && all && runningDocs.length * PROBE_COST < to - from) {
         running ??= sortedDocs(runningDocs);
+        // a few probes into a long list: impacts computed for the postings found, unless memoized
+        const cached = impactsOf(seg, norms, impactCache, false, t, from, to);
         // galloping intersection: each running document is looked up from where the last one was found
         let lo = from;
         for (let i = 0; i < running.length && lo < to; i++) {
@@ -426,15 +467,18 @@ function searchSegment(
             if ((postDocs[mid] as number) < d) lo = mid + 1;
             else hi = mid;
           }
-          if (lo < to && postDocs[lo] === d) scorePosting(lo, d, termIdf, e);
+          if (lo < to && postDocs[lo] === d) scorePosting(lo, d, termIdf, cached === undefined ? impactAt(postTf, norms, lo, d) : (cached[lo - from] as number), e);
         }
         continue;
       }
       const onlyFound = !all && w === lone;
+      // a scan that scores few of its postings (a narrow running set) does not pay for the list's impacts
+      const scoresMost = !all || step === 0 || runningDocs.length * 4 >= to - from;
+      const impacts = impactsOf(seg, norms, impactCache, scoresMost, t, from, to);
       for (let p = from; p < to; p++) {
         const d = postDocs[p] as number;
         if (all ? matchedCount[d] !== step : onlyFound && matchedCount[d] === 0) continue;
-        scorePosting(p, d, termIdf, e);
+        scorePosting(p, d, termIdf, impacts === undefined ? impactAt(postTf, norms, p, d) : (impacts[p - from] as number), e);
       }
     }
     if (all && wordTouched.length === 0) break;

@@ -105,4 +105,23 @@ describe('lexicalSearch', () => {
     const hits = lexicalSearch(new IndexSnapshot([seg]), analyzeQuery('lamp '), { limit: 5 }).hits;
     expect(hits.map((h) => seg.idAt(h.ord))).toEqual(['b']);
   });
+
+  it('scores from memoized posting impacts exactly as computed afresh, per snapshot', () => {
+    // 300 documents: long enough lists to be memoized; the second segment changes the average
+    // title length, so the first segment's impacts differ between the two snapshots
+    const seg1 = new SegmentBuilder().addAll(Array.from({ length: 300 }, (_, i) => doc(`a${i}`, `lamp shade ${'x'.repeat(1 + (i % 7))} ${i % 3 === 0 ? 'lamp' : 'brass'}`))).build();
+    const seg2 = new SegmentBuilder().addAll(Array.from({ length: 50 }, (_, i) => doc(`b${i}`, `lamp ${Array.from({ length: 12 }, (_, j) => `word${j}`).join(' ')} ${i}`))).build();
+    const fresh = (snap: IndexSnapshot, query: string) =>
+      // statistics passed in: impacts computed per query, never memoized
+      lexicalSearch(snap, analyzeQuery(query), { limit: 20, stats: { docCount: snap.docCount, avgFieldLength: snap.avgFieldLength, df: {} } }).hits;
+    for (const snap of [new IndexSnapshot([seg1]), new IndexSnapshot([seg1, seg2])]) {
+      for (const query of ['lamp ', 'lam', 'lamp sha', 'shade brass ']) {
+        const first = lexicalSearch(snap, analyzeQuery(query), { limit: 20 }).hits;
+        const again = lexicalSearch(snap, analyzeQuery(query), { limit: 20 }).hits;
+        expect(first.length, query).toBeGreaterThan(0);
+        expect(again, query).toEqual(first);
+        expect(first, query).toEqual(fresh(snap, query));
+      }
+    }
+  });
 });
