@@ -189,6 +189,26 @@ function impactsOf(seg: Segment, norms: Float32Array, memo: ClearingMemo<number,
   return list;
 }
 
+/**
+ * Where a pass requiring every word stands once it has gone through the head of the query (every
+ * word but the last): the documents with every head word, ascending, and their partial scores.
+ * Typing repeats the head at every keystroke of the last word ("gears of w", "gears of wa"...),
+ * and its words are often common ("2 in x 4"), so the state is memoized per head and per
+ * snapshot and segment (per norms), bounded by the documents held.
+ */
+interface HeadState {
+  docs: Int32Array;
+  total: Float32Array;
+  typos: Float32Array;
+  weak: Uint8Array;
+  /** title position + 1 of each head word, `head` entries per document */
+  pos: Uint16Array;
+}
+const MAX_MEMO_HEAD_DOCS = 2_000_000;
+const headMemo = new MemoPerOwner<Float32Array, string, HeadState>(
+  () => new ClearingMemo({ maxWeight: MAX_MEMO_HEAD_DOCS, weightOf: (st) => st.docs.length, entryBytes: 200, weightBytes: 24 }),
+);
+
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
   const words = splitUnknownCompounds(snapshot, query.words.slice(0, MAX_WORDS));
@@ -219,12 +239,15 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   // on its own in the looser passes: its completions are too many to mean anything alone ("lego h"
   // must not be filled with "PVC DWV H x H" fittings), and scoring them cost most of such a query.
   const lone = prefixLast && n > 1 && (words[n - 1] as QueryWord).term.length < MIN_LONE_PREFIX ? n - 1 : -1;
+  // the head's identity (see HeadState): its words as expanded; none with filters or shared statistics
+  const fuzzy = options.fuzzy ?? true;
+  const head = n >= 2 && !options.filters && !stats ? `${fuzzy ? 1 : 0}${words.slice(0, n - 1).map((w) => `${w.term}\u0001${w.alternatives.join('\u0001')}`).join('\u0000')}` : null;
   const run = (active: number[], all: boolean): LexicalResult => {
     const top = new TopHits(options.limit);
     let total = 0;
     snapshot.segments.forEach((seg, segIndex) => {
       if (seg.liveCount === 0) return;
-      total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, active, options, all, lone, top);
+      total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, active, options, all, lone, head, top);
     });
     return { hits: top.sorted(), total, words: n };
   };
@@ -366,6 +389,7 @@ function searchSegment(
   options: LexicalOptions,
   all: boolean,
   lone: number,
+  head: string | null,
   top: TopHits,
 ): number {
   const D = seg.docCount;
@@ -402,10 +426,20 @@ function searchSegment(
   const na = order.length;
   // the loose pass scores a lone short prefix last, and only for documents another word found
   if (!all && lone >= 0 && order.includes(lone)) order.push(...order.splice(order.indexOf(lone), 1));
+  // The head's state is taken from the memo (or kept for it) when the head goes first anyway: every
+  // head word is active and the last word, when active, costs at least as much as any of them.
+  // The order is then the same as without the memo, and so are the scores, to the last bit.
+  const h = n - 1;
+  let headCache: ClearingMemo<string, HeadState> | null = null;
+  let headState: HeadState | undefined;
   if (all) {
     const cost = termIds.map((ids) => ids.reduce((sum, t) => sum + (t < 0 ? 0 : (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number)), 0));
     order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
     if (cost[order[0] as number] === 0) return 0;
+    if (head !== null && predicate === null && impactCache !== null && order.slice(0, h).every((w) => w < h) && (na === h || order[h] === h)) {
+      headCache = headMemo.of(norms);
+      headState = headCache.get(head);
+    }
   }
   /** Scores posting `p` (of document `d`, impact `impact`) for the current word: keeps the word's best expansion. */
   const scorePosting = (p: number, d: number, termIdf: number, impact: number, e: Expansion): void => {
@@ -434,7 +468,29 @@ function searchSegment(
   // scanned.
   let runningDocs: number[] = [];
   let running: Int32Array | null = null;
-  for (let step = 0; step < na; step++) {
+  let runningCount = 0;
+  let firstStep = 0;
+  if (headState !== undefined) {
+    // resume after the head: its documents (those deleted since left out) and partial scores
+    const st = headState;
+    const kept: number[] = [];
+    for (let i = 0; i < st.docs.length; i++) {
+      const d = st.docs[i] as number;
+      if (hasDeletes && tomb[d] !== 0) continue;
+      total[d] = st.total[i] as number;
+      typos[d] = st.typos[i] as number;
+      matchedCount[d] = h;
+      weakCount[d] = st.weak[i] as number;
+      for (let w = 0; w < h; w++) pos[w * D + d] = st.pos[i * h + w] as number;
+      touched[touchedCount++] = d;
+      kept.push(d);
+    }
+    if (kept.length === 0) return 0;
+    running = kept.length === st.docs.length ? st.docs : Int32Array.from(kept);
+    runningCount = kept.length;
+    firstStep = h;
+  }
+  for (let step = firstStep; step < na; step++) {
     const w = order[step] as number;
     const list = expansions[w] as Expansion[];
     for (let x = 0; x < list.length; x++) {
@@ -446,7 +502,7 @@ function searchSegment(
       // Scanning a word in most documents for a loose match costs the most and decides little
       if (!all && to - from > LOOSE_MAX_SHARE * D) continue;
       const termIdf = ((idfs[w] as number[])[x] as number) * e.factor;
-      if (step > 0 && all && runningDocs.length * PROBE_COST < to - from) {
+      if (step > 0 && all && runningCount * PROBE_COST < to - from) {
         running ??= sortedDocs(runningDocs);
         // a few probes into a long list: impacts computed for the postings found, unless memoized
         const cached = impactsOf(seg, norms, impactCache, false, t, from, to);
@@ -473,7 +529,7 @@ function searchSegment(
       }
       const onlyFound = !all && w === lone;
       // a scan that scores few of its postings (a narrow running set) does not pay for the list's impacts
-      const scoresMost = !all || step === 0 || runningDocs.length * 4 >= to - from;
+      const scoresMost = !all || step === 0 || runningCount * 4 >= to - from;
       const impacts = impactsOf(seg, norms, impactCache, scoresMost, t, from, to);
       for (let p = from; p < to; p++) {
         const d = postDocs[p] as number;
@@ -481,7 +537,10 @@ function searchSegment(
         scorePosting(p, d, termIdf, impacts === undefined ? impactAt(postTf, norms, p, d) : (impacts[p - from] as number), e);
       }
     }
-    if (all && wordTouched.length === 0) break;
+    if (all && wordTouched.length === 0) {
+      if (headCache !== null && step < h) headCache.set(head as string, keepHead([], total, typos, weakCount, pos, D, h));
+      break;
+    }
     for (const d of wordTouched) {
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
@@ -498,6 +557,12 @@ function searchSegment(
       runningDocs = wordTouched;
       wordTouched = next;
       running = null;
+      runningCount = runningDocs.length;
+      if (headCache !== null && step === h - 1 && headState === undefined) {
+        const st = keepHead(runningDocs, total, typos, weakCount, pos, D, h);
+        headCache.set(head as string, st);
+        running = st.docs;
+      }
     }
     wordTouched.length = 0;
   }
@@ -527,6 +592,21 @@ function searchSegment(
   return matchedDocs;
 }
 
+/** The state of a pass after the head (see HeadState): `docs` are the documents with every head word. */
+function keepHead(docs: number[], total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, D: number, h: number): HeadState {
+  const sorted = sortedDocs(docs);
+  const R = sorted.length;
+  const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h) };
+  for (let i = 0; i < R; i++) {
+    const d = sorted[i] as number;
+    st.total[i] = total[d] as number;
+    st.typos[i] = typos[d] as number;
+    st.weak[i] = weakCount[d] as number;
+    for (let w = 0; w < h; w++) st.pos[i * h + w] = pos[w * D + d] as number;
+  }
+  return st;
+}
+
 /** `docs` ascending, as a typed array (one expansion's documents already are). */
 function sortedDocs(docs: number[]): Int32Array {
   const out = Int32Array.from(docs);
@@ -551,7 +631,10 @@ function proximity(pos: Uint16Array, D: number, d: number, n: number): number {
   return 1 + bonus;
 }
 
-/** Bounded min-heap of the best hits. */
+/**
+ * Bounded min-heap of the best hits. Equal scores are ordered by segment and ordinal, as in the
+ * answer, so the hits kept do not depend on the order documents are offered in.
+ */
 class TopHits {
   private readonly heap: LexicalHit[] = [];
 
@@ -562,7 +645,7 @@ class TopHits {
     if (h.length < this.k) {
       h.push({ segment, ord, score, matched, typos });
       this.up(h.length - 1);
-    } else if (h.length > 0 && score > (h[0] as LexicalHit).score) {
+    } else if (h.length > 0 && worse(h[0] as LexicalHit, score, segment, ord)) {
       h[0] = { segment, ord, score, matched, typos };
       this.down(0);
     }
@@ -576,7 +659,7 @@ class TopHits {
     const h = this.heap;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if ((h[p] as LexicalHit).score <= (h[i] as LexicalHit).score) break;
+      if (!worseHit(h[i] as LexicalHit, h[p] as LexicalHit)) break;
       [h[p], h[i]] = [h[i] as LexicalHit, h[p] as LexicalHit];
       i = p;
     }
@@ -588,11 +671,20 @@ class TopHits {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < h.length && (h[l] as LexicalHit).score < (h[m] as LexicalHit).score) m = l;
-      if (r < h.length && (h[r] as LexicalHit).score < (h[m] as LexicalHit).score) m = r;
+      if (l < h.length && worseHit(h[l] as LexicalHit, h[m] as LexicalHit)) m = l;
+      if (r < h.length && worseHit(h[r] as LexicalHit, h[m] as LexicalHit)) m = r;
       if (m === i) break;
       [h[m], h[i]] = [h[i] as LexicalHit, h[m] as LexicalHit];
       i = m;
     }
   }
+}
+
+/** Whether `a` ranks below a hit of `score` on `segment`, `ord` (lower score, then later document). */
+function worse(a: LexicalHit, score: number, segment: number, ord: number): boolean {
+  return a.score < score || (a.score === score && (a.segment > segment || (a.segment === segment && a.ord > ord)));
+}
+
+function worseHit(a: LexicalHit, b: LexicalHit): boolean {
+  return worse(a, b.score, b.segment, b.ord);
 }

@@ -124,4 +124,25 @@ describe('lexicalSearch', () => {
       }
     }
   });
+
+  it('resumes a query after its memoized head with the same answers, leaving out documents deleted since', () => {
+    const titles = ['lamp shade brass', 'lamp shade linen', 'lamp base brass', 'desk lamp shade', 'floor lamp', 'shade sail', 'brass lamp shade large'];
+    const seg = new SegmentBuilder().addAll(Array.from({ length: 400 }, (_, i) => doc(`d${i}`, `${titles[i % titles.length]} ${i % 5 === 0 ? 'modern' : 'classic'}`))).build();
+    const snap = new IndexSnapshot([seg]);
+    const ids = (hits: { ord: number; score: number }[]) => hits.map((h) => `${seg.idAt(h.ord)}:${h.score}`);
+    // a new snapshot of the same segment has its own norms, hence no memoized head
+    const fresh = (query: string, limit: number) => ids(lexicalSearch(new IndexSnapshot([seg]), analyzeQuery(query), { limit }).hits);
+    const typed = ['lamp shade b', 'lamp shade br', 'lamp shade bra', 'lamp shade brass ', 'lamp shade zz', 'lamp shade brass m', 'lamp shade brass mo'];
+    for (const query of typed) for (const limit of [5, 50]) expect(ids(lexicalSearch(snap, analyzeQuery(query), { limit }).hits), query).toEqual(fresh(query, limit));
+    // deleted after the head "lamp shade brass" was memoized: left out when the query resumes from it
+    const victim = lexicalSearch(snap, analyzeQuery('lamp shade brass m'), { limit: 1 }).hits[0]!;
+    seg.delete(victim.ord);
+    // "zq" matches nothing: the answer is the head's documents, straight from the memo
+    for (const query of ['lamp shade brass mod', 'lamp shade brass zq']) {
+      const after = lexicalSearch(snap, analyzeQuery(query), { limit: 50 }).hits;
+      expect(after.length, query).toBeGreaterThan(0);
+      expect(after.map((h) => h.ord), query).not.toContain(victim.ord);
+      expect(ids(after), query).toEqual(fresh(query, 50));
+    }
+  });
 });
