@@ -1,0 +1,100 @@
+// Two builds of the search engine side by side in one process: the same catalogue loaded into
+// each, then the same keystroke stream answered by each in alternation, CPU time per query. On a
+// shared, noisy machine this tells a change's effect apart from the machine's mood, which two
+// load runs minutes apart cannot. The stream is answered in three passes: its first half and its
+// second half (first-time queries, as in a load run, the second half after the first has warmed
+// what is shared), then the whole stream again (every query seen before).
+//
+//   npm run build   (in both trees)
+//   git worktree add /tmp/base <commit> && (cd /tmp/base && npm ci && npm run build)
+//   node dist/loadtest/engine-ab.js --a /tmp/base --b . [--kind typeahead|fts_only|hybrid|...]
+//        [--catalog bestbuy,homedepot] [--sessions 4000] [--repeats 3] [--memo-mb 85]
+//
+// `--memo-mb` sets each build's memo budget (a query thread's share on a 2-core node is 85 MB).
+// The engines are loaded from each tree's `dist/` at run time: this file imports no engine code.
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { loadCatalogSpec } from './data/catalog.js';
+import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
+
+interface Engine {
+  typeahead(req: { query: string; limit: number }): unknown;
+  autocomplete(req: { query: string; limit: number; mode: string }): unknown;
+  upsert(docs: unknown[]): void;
+  optimize(): void;
+  whenVectorsReady?(backend: string): Promise<void>;
+}
+
+interface Build {
+  name: string;
+  engine: Engine;
+}
+
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string' },
+    kind: { type: 'string', default: 'typeahead' },
+    catalog: { type: 'string', default: 'bestbuy,homedepot' },
+    sessions: { type: 'string', default: '4000' },
+    repeats: { type: 'string', default: '3' },
+    'memo-mb': { type: 'string' },
+  },
+});
+if (values.a === undefined || values.b === undefined) {
+  process.stderr.write('usage: engine-ab --a DIR --b DIR [--kind typeahead|fts_only|hybrid|vector_only|fts_rerank]\n');
+  process.exit(2);
+}
+const kind = values.kind as string;
+const repeats = Number(values.repeats);
+const docs = loadCatalogSpec(values.catalog as string);
+const stream = keystrokeStream(loadWeightedQueries(parseQuerySources(['homedepot', 'bestbuy-log'])), { sessions: Number(values.sessions), seed: 2, minPrefix: kind === 'typeahead' ? 1 : 2 });
+const half = Math.floor(stream.length / 2);
+const passes: [string, string[]][] = [
+  ['first half, first time', stream.slice(0, half)],
+  ['second half, first time', stream.slice(half)],
+  ['whole stream again', stream],
+];
+
+async function load(dir: string): Promise<Build> {
+  const root = pathToFileURL(path.resolve(dir, 'dist')).href;
+  const { SuggestEngine } = (await import(`${root}/shard/engine/engine.js`)) as { SuggestEngine: new (o: object) => Engine };
+  const { memoBudget } = (await import(`${root}/shard/engine/memo.js`)) as { memoBudget: { setLimit(bytes: number): void } };
+  if (values['memo-mb'] !== undefined) memoBudget.setLimit(Number(values['memo-mb']) * 1024 * 1024);
+  const engine = new SuggestEngine({});
+  engine.upsert(docs);
+  engine.optimize();
+  if (kind !== 'typeahead' && kind !== 'fts_only') {
+    // the ANN graphs build on timers: keep the loop alive until they are done
+    const keep = setInterval(() => {}, 1000);
+    await engine.whenVectorsReady?.('hnswlib');
+    clearInterval(keep);
+  }
+  return { name: dir, engine };
+}
+
+function answer(b: Build, queries: readonly string[]): number {
+  const c0 = process.cpuUsage();
+  for (const q of queries) {
+    if (kind === 'typeahead') b.engine.typeahead({ query: q, limit: 10 });
+    else b.engine.autocomplete({ query: q, limit: 10, mode: kind });
+  }
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / queries.length;
+}
+
+// every repeat starts from fresh engines, so that the first-time passes are first-time again
+const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
+const timings = new Map<string, number[][]>([values.a, values.b].map((d) => [d as string, passes.map(() => [])]));
+for (let r = 0; r < repeats; r++) {
+  // alternate which build goes first
+  const order = r % 2 === 0 ? [values.a, values.b] : [values.b, values.a];
+  const builds = await Promise.all(order.map((d) => load(d as string)));
+  for (const [p, [, queries]] of passes.entries()) for (const b of builds) timings.get(b.name)![p]!.push(answer(b, queries));
+}
+console.log(`${kind}, ${docs.length} documents, ${stream.length} keystrokes, ${repeats} repeats; CPU µs per query, median (all)`);
+for (const [p, [label]] of passes.entries()) {
+  const [a, b] = [values.a, values.b].map((n) => timings.get(n as string)![p]!);
+  console.log(`${label.padEnd(26)} a ${median(a!).toFixed(1).padStart(7)} (${a!.map((x) => x.toFixed(0)).join(' ')})  b ${median(b!).toFixed(1).padStart(7)} (${b!.map((x) => x.toFixed(0)).join(' ')})  b/a ${(median(b!) / median(a!)).toFixed(3)}`);
+}
