@@ -205,8 +205,10 @@ interface HeadState {
   pos: Uint16Array;
 }
 const MAX_MEMO_HEAD_DOCS = 2_000_000;
+/** Heads are typed text: bounded in number too (a head whose words never meet holds no document). */
+const MAX_MEMO_HEADS = 65_536;
 const headMemo = new MemoPerOwner<Float32Array, string, HeadState>(
-  () => new ClearingMemo({ maxWeight: MAX_MEMO_HEAD_DOCS, weightOf: (st) => st.docs.length, entryBytes: 200, weightBytes: 24 }),
+  () => new ClearingMemo({ maxEntries: MAX_MEMO_HEADS, maxWeight: MAX_MEMO_HEAD_DOCS, weightOf: (st) => st.docs.length, entryBytes: 200, weightBytes: 24 }),
 );
 
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
