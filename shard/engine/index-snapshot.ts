@@ -74,7 +74,7 @@ export class IndexSnapshot {
   private scratchU16: Uint16Array | null = null;
   private scratchU8: Uint8Array[] = [];
   private scratchI8: Int8Array | null = null;
-  private scratchI32: Int32Array | null = null;
+  private scratchI32: Int32Array[] = [];
 
   constructor(readonly segments: readonly Segment[]) {
     let docs = 0;
@@ -242,9 +242,13 @@ export class IndexSnapshot {
     return this.scratchU16;
   }
 
-  i32(n: number): Int32Array {
-    if (this.scratchI32 === null || this.scratchI32.length < n) this.scratchI32 = new Int32Array(n);
-    return this.scratchI32;
+  i32(slot: number, n: number): Int32Array {
+    let a = this.scratchI32[slot];
+    if (a === undefined || a.length < n) {
+      a = new Int32Array(n);
+      this.scratchI32[slot] = a;
+    }
+    return a;
   }
 
   i8(n: number): Int8Array {

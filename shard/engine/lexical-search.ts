@@ -409,9 +409,12 @@ function searchSegment(
   const predicate: DocPredicate | null = options.filters ? compileFilters(options.filters, seg) : null;
   const docFactor = options.docFactor?.(seg) ?? null;
   // documents touched (each once), in reusable scratch memory: thousands in a loose pass
-  const touched = snapshot.i32(D);
+  const touched = snapshot.i32(0, D);
   let touchedCount = 0;
-  let wordTouched: number[] = [];
+  // documents the current word touched, and those with every word so far (with every word
+  // required): two scratch lists that trade places after each word
+  let wordTouched = snapshot.i32(1, D);
+  let wordTouchedCount = 0;
   const tomb = seg.tombstones;
   const hasDeletes = seg.deletedCount > 0;
   // the snapshot's norms live as long as it does; norms over shared statistics are per query
@@ -457,7 +460,7 @@ function searchSegment(
     }
     const s = termIdf * impact;
     const prev = best[d] as number;
-    if (prev === 0) wordTouched.push(d);
+    if (prev === 0) wordTouched[wordTouchedCount++] = d;
     if (s > prev) {
       best[d] = s;
       bestTypos[d] = e.typos;
@@ -468,7 +471,7 @@ function searchSegment(
   // With every word required, documents still in the running after the first word: a later
   // word's long posting list is probed for them (sorted, once a list is long enough) instead of
   // scanned.
-  let runningDocs: number[] = [];
+  let runningDocs = snapshot.i32(2, D);
   let running: Int32Array | null = null;
   let runningCount = 0;
   let firstStep = 0;
@@ -505,7 +508,7 @@ function searchSegment(
       if (!all && to - from > LOOSE_MAX_SHARE * D) continue;
       const termIdf = ((idfs[w] as number[])[x] as number) * e.factor;
       if (step > 0 && all && runningCount * PROBE_COST < to - from) {
-        running ??= sortedDocs(runningDocs);
+        running ??= sortedInPlace(runningDocs, runningCount);
         // a few probes into a long list: impacts computed for the postings found, unless memoized
         const cached = impactsOf(seg, norms, impactCache, false, t, from, to);
         // galloping intersection: each running document is looked up from where the last one was found
@@ -539,11 +542,12 @@ function searchSegment(
         scorePosting(p, d, termIdf, impacts === undefined ? impactAt(postTf, norms, p, d) : (impacts[p - from] as number), e);
       }
     }
-    if (all && wordTouched.length === 0) {
-      if (headCache !== null && step < h) headCache.set(head as string, keepHead([], total, typos, weakCount, pos, D, h));
+    if (all && wordTouchedCount === 0) {
+      if (headCache !== null && step < h) headCache.set(head as string, keepHead(new Int32Array(0), total, typos, weakCount, pos, D, h));
       break;
     }
-    for (const d of wordTouched) {
+    for (let i = 0; i < wordTouchedCount; i++) {
+      const d = wordTouched[i] as number;
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
       typos[d] = (typos[d] as number) + (bestTypos[d] as number);
@@ -559,14 +563,14 @@ function searchSegment(
       runningDocs = wordTouched;
       wordTouched = next;
       running = null;
-      runningCount = runningDocs.length;
+      runningCount = wordTouchedCount;
       if (headCache !== null && step === h - 1 && headState === undefined) {
-        const st = keepHead(runningDocs, total, typos, weakCount, pos, D, h);
+        const st = keepHead(runningDocs.subarray(0, runningCount), total, typos, weakCount, pos, D, h);
         headCache.set(head as string, st);
         running = st.docs;
       }
     }
-    wordTouched.length = 0;
+    wordTouchedCount = 0;
   }
 
   let matchedDocs = 0;
@@ -595,8 +599,8 @@ function searchSegment(
 }
 
 /** The state of a pass after the head (see HeadState): `docs` are the documents with every head word. */
-function keepHead(docs: number[], total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, D: number, h: number): HeadState {
-  const sorted = sortedDocs(docs);
+function keepHead(docs: Int32Array, total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, D: number, h: number): HeadState {
+  const sorted = sortedInPlace(Int32Array.from(docs), docs.length);
   const R = sorted.length;
   const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h) };
   for (let i = 0; i < R; i++) {
@@ -609,10 +613,10 @@ function keepHead(docs: number[], total: Float32Array, typos: Float32Array, weak
   return st;
 }
 
-/** `docs` ascending, as a typed array (one expansion's documents already are). */
-function sortedDocs(docs: number[]): Int32Array {
-  const out = Int32Array.from(docs);
-  for (let i = 1; i < out.length; i++) if ((out[i] as number) < (out[i - 1] as number)) return out.sort();
+/** The first `n` of `docs`, sorted ascending in place (one expansion's documents already are). */
+function sortedInPlace(docs: Int32Array, n: number): Int32Array {
+  const out = docs.subarray(0, n);
+  for (let i = 1; i < n; i++) if ((out[i] as number) < (out[i - 1] as number)) return out.sort();
   return out;
 }
 
