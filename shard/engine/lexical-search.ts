@@ -478,7 +478,7 @@ function searchSegment(
   if (headState !== undefined) {
     // resume after the head: its documents (those deleted since left out) and partial scores
     const st = headState;
-    const kept: number[] = [];
+    let kept = 0;
     for (let i = 0; i < st.docs.length; i++) {
       const d = st.docs[i] as number;
       if (hasDeletes && tomb[d] !== 0) continue;
@@ -488,11 +488,11 @@ function searchSegment(
       weakCount[d] = st.weak[i] as number;
       for (let w = 0; w < h; w++) pos[w * D + d] = st.pos[i * h + w] as number;
       touched[touchedCount++] = d;
-      kept.push(d);
+      runningDocs[kept++] = d;
     }
-    if (kept.length === 0) return 0;
-    running = kept.length === st.docs.length ? st.docs : Int32Array.from(kept);
-    runningCount = kept.length;
+    if (kept === 0) return 0;
+    running = kept === st.docs.length ? st.docs : runningDocs.subarray(0, kept);
+    runningCount = kept;
     firstStep = h;
   }
   for (let step = firstStep; step < na; step++) {
