@@ -220,21 +220,11 @@ export class IndexSnapshot {
 
   /** Zeroed Float32Array of at least `n` entries (slot i of several live at once). */
   f32(slot: number, n: number): Float32Array {
-    let a = this.scratchF32[slot];
-    if (a === undefined || a.length < n) {
-      a = new Float32Array(n);
-      this.scratchF32[slot] = a;
-    }
-    return a;
+    return scratch(this.scratchF32, slot, n, Float32Array);
   }
 
   u8(slot: number, n: number): Uint8Array {
-    let a = this.scratchU8[slot];
-    if (a === undefined || a.length < n) {
-      a = new Uint8Array(n);
-      this.scratchU8[slot] = a;
-    }
-    return a;
+    return scratch(this.scratchU8, slot, n, Uint8Array);
   }
 
   u16(n: number): Uint16Array {
@@ -243,18 +233,23 @@ export class IndexSnapshot {
   }
 
   i32(slot: number, n: number): Int32Array {
-    let a = this.scratchI32[slot];
-    if (a === undefined || a.length < n) {
-      a = new Int32Array(n);
-      this.scratchI32[slot] = a;
-    }
-    return a;
+    return scratch(this.scratchI32, slot, n, Int32Array);
   }
 
   i8(n: number): Int8Array {
     if (this.scratchI8 === null || this.scratchI8.length < n) this.scratchI8 = new Int8Array(n);
     return this.scratchI8;
   }
+}
+
+/** Slot `slot` of `list`, replaced by a new zeroed array when shorter than `n`. */
+function scratch<T extends { length: number }>(list: T[], slot: number, n: number, make: new (n: number) => T): T {
+  let a = list[slot];
+  if (a === undefined || a.length < n) {
+    a = new make(n);
+    list[slot] = a;
+  }
+  return a;
 }
 
 export function computeNorms(seg: Segment, weights: readonly number[], b: readonly number[], avg: readonly number[]): Float32Array {
