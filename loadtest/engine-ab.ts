@@ -17,13 +17,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadCatalogSpec } from './data/catalog.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
+import { percentile } from './load/latency-stats.js';
 
 interface Engine {
   typeahead(req: { query: string; limit: number }): unknown;
   autocomplete(req: { query: string; limit: number; mode: string }): unknown;
   upsert(docs: unknown[]): void;
   optimize(): void;
-  whenVectorsReady?(backend: string): Promise<void>;
+  whenVectorsReady?(): Promise<void>;
 }
 
 interface Build {
@@ -66,9 +67,10 @@ async function load(dir: string): Promise<Build> {
   engine.upsert(docs);
   engine.optimize();
   if (kind !== 'typeahead' && kind !== 'fts_only') {
-    // the ANN graphs build on timers: keep the loop alive until they are done
+    // the ANN graphs (of the default library, the one queries use) build on timers: keep the
+    // loop alive until they are done
     const keep = setInterval(() => {}, 1000);
-    await engine.whenVectorsReady?.('hnswlib');
+    await engine.whenVectorsReady?.();
     clearInterval(keep);
   }
   return { name: dir, engine };
@@ -84,9 +86,9 @@ function answer(b: Build, queries: readonly string[]): number {
   return (c.user + c.system) / queries.length;
 }
 
-// every repeat starts from fresh engines, so that the first-time passes are first-time again
-const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
+const median = (xs: number[]): number => percentile([...xs].sort((x, y) => x - y), 50);
 const timings = new Map<string, number[][]>([values.a, values.b].map((d) => [d as string, passes.map(() => [])]));
+// every repeat starts from fresh engines, so that the first-time passes are first-time again
 for (let r = 0; r < repeats; r++) {
   // alternate which build goes first
   const order = r % 2 === 0 ? [values.a, values.b] : [values.b, values.a];

@@ -40,6 +40,12 @@ function diagnostics(load?: WriteLoad): string {
   return JSON.stringify(load?.failures.slice(0, 5) ?? []) + '\n' + logs.join('\n');
 }
 
+/** The partition of each test index (one part each), in the order of `indexes`. */
+async function indexPartitions(): Promise<number[]> {
+  const views = (await api.call<{ index_id: string; physical_index_id: string }[]>('GET', '/v1/indexes', { key })).body;
+  return indexes.map((index) => partitionOf('grow', views.find((v) => v.index_id === index)!.physical_index_id, 0, 16));
+}
+
 /** waitFor that, on timeout, fails with the cluster view and the shard nodes' recent placement log lines. */
 async function waitForCluster(probe: () => Promise<boolean>, ms: number, what: string): Promise<void> {
   try {
@@ -111,9 +117,8 @@ describe('cluster placement', () => {
     expect(joined.replicas).toBe(8);
     // it holds documents exactly when one of its partitions holds a test index (8 indexes may all
     // hash onto the other 8 partitions, so "more than 0" alone is not always true)
-    const physical = (await api.call<{ physical_index_id: string }[]>('GET', '/v1/indexes', { key })).body.map((i) => i.physical_index_id);
-    const holdsIndex = physical.some((id) => {
-      const p = v.partitions[partitionOf('grow', id, 0, 16)]!;
+    const holdsIndex = (await indexPartitions()).some((partition) => {
+      const p = v.partitions[partition]!;
       return p.primary === joined.node_id || p.followers.includes(joined.node_id);
     });
     if (holdsIndex) expect(joined.document_count).toBeGreaterThan(0);
@@ -130,10 +135,8 @@ describe('cluster placement', () => {
     const before = await view();
     // the victim: the primary of the most partitions that hold the test indexes
     const hits = new Map<string, number>();
-    const views = (await api.call<{ index_id: string; physical_index_id: string }[]>('GET', '/v1/indexes', { key })).body;
-    for (const index of indexes) {
-      const physical = views.find((v) => v.index_id === index)!.physical_index_id;
-      const primary = before.partitions[partitionOf('grow', physical, 0, 16)]!.primary!;
+    for (const partition of await indexPartitions()) {
+      const primary = before.partitions[partition]!.primary!;
       hits.set(primary, (hits.get(primary) ?? 0) + 1);
     }
     const victimId = [...hits].sort((a, b) => b[1] - a[1])[0]![0];

@@ -215,7 +215,8 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
   const words = splitUnknownCompounds(snapshot, query.words.slice(0, MAX_WORDS));
   if (words.length === 0 || snapshot.docCount === 0) return { hits: [], total: 0, words: 0 };
-  const expansions = words.map((w, i) => expandMemoized(snapshot, w, prefixLast && i === words.length - 1, options.fuzzy ?? true));
+  const fuzzy = options.fuzzy ?? true;
+  const expansions = words.map((w, i) => expandMemoized(snapshot, w, prefixLast && i === words.length - 1, fuzzy));
   const stats = options.stats;
   const N = stats?.docCount ?? snapshot.docCount;
   const avg = stats?.avgFieldLength ?? snapshot.avgFieldLength;
@@ -242,7 +243,6 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   // must not be filled with "PVC DWV H x H" fittings), and scoring them cost most of such a query.
   const lone = prefixLast && n > 1 && (words[n - 1] as QueryWord).term.length < MIN_LONE_PREFIX ? n - 1 : -1;
   // the head's identity (see HeadState): its words as expanded; none with filters or shared statistics
-  const fuzzy = options.fuzzy ?? true;
   const head = n >= 2 && !options.filters && !stats ? `${fuzzy ? 1 : 0}${words.slice(0, n - 1).map((w) => `${w.term}\u0001${w.alternatives.join('\u0001')}`).join('\u0000')}` : null;
   const run = (active: number[], all: boolean): LexicalResult => {
     const top = new TopHits(options.limit);
