@@ -31,6 +31,8 @@ const PART_ONLY_FACTOR = 0.55;
 /** A document missing one query word keeps this share of its score (per missing word). */
 const MISSING_WORD_FACTOR = 0.2;
 const PRIOR_WEIGHT = 0.5;
+/** A title that starts with the first query word: what a shopper typing a product name means. */
+const TITLE_START_BONUS = 0.15;
 /**
  * A word matched only in the description is weak evidence of what the product is ("case" in a
  * phone's description); each such word costs this factor.
@@ -423,14 +425,43 @@ function searchSegment(
   const postDocs = seg.postDocs;
   const postTf = seg.postTf;
   const postPos = seg.postPos;
+  const termIds = expansions.map((list) => list.map((e) => (e.seg === seg ? e.id : seg.terms.get(e.term))));
+  // one word required (a one-word query, or a pass leaving out the other of two): its best postings
+  if (active.length === 1 && all && impactCache !== null && docFactor === null) {
+    const w = active[0] as number;
+    const ids = termIds[w] as number[];
+    if (postingsOf(seg, ids) >= pruning.oneWordMinPostings) {
+      const found = topOneWord(snapshot, seg, segIndex, expansions[w] as Expansion[], ids, idfs[w] as number[], w, n, norms, impactCache, predicate, top);
+      if (found >= 0) return found;
+    }
+  }
 
   // With every word required, the rarest word goes first and later words only score the
   // documents that matched all earlier ones.
-  const termIds = expansions.map((list) => list.map((e) => (e.seg === seg ? e.id : seg.terms.get(e.term))));
   const order = active.slice();
   const na = order.length;
   // the loose pass scores a lone short prefix last, and only for documents another word found
   if (!all && lone >= 0 && order.includes(lone)) order.push(...order.splice(order.indexOf(lone), 1));
+  // The loose pass sums its words in this order (see wordBest) whatever order it reads them in.
+  const sumOrder = order.slice();
+  // It reads the cheapest words first: once documents found by no word read so far could not
+  // reach the answer's last score, the remaining words are looked up for the documents found
+  // only (MaxScore), see `probeRest`.
+  let looseBound: number[] | null = null;
+  let looseState: LooseState | null = null;
+  if (!all && impactCache !== null && docFactor === null && na >= 3) {
+    const costs = termIds.map((ids) => ids.reduce((sum, t) => {
+      const len = t < 0 ? 0 : (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number);
+      return len > LOOSE_MAX_SHARE * D ? sum : sum + len;
+    }, 0));
+    const lonePart = lone >= 0 && order.includes(lone) ? order.splice(order.indexOf(lone), 1) : [];
+    order.sort((a, b) => (costs[a] as number) - (costs[b] as number) || a - b);
+    order.push(...lonePart);
+    looseBound = wordBounds(seg, norms, expansions, idfs, termIds);
+    looseState = { seg, norms, impactCache, expansions, idfs, termIds, order, lone, n, bounds: looseBound, costs, total, matchedCount, weakCount, touched, top, floor: Number.NEGATIVE_INFINITY, floorTouched: 0 };
+  }
+  const wordBest = all ? null : snapshot.f32(5, D * n);
+  let probing: Int32Array | null = null;
   // The head's state is taken from the memo (or kept for it) when the head goes first anyway: every
   // head word is active and the last word, when active, costs at least as much as any of them.
   // The order is then the same as without the memo, and so are the scores, to the last bit.
@@ -486,7 +517,7 @@ function searchSegment(
       typos[d] = st.typos[i] as number;
       matchedCount[d] = h;
       weakCount[d] = st.weak[i] as number;
-      for (let w = 0; w < h; w++) pos[w * D + d] = st.pos[i * h + w] as number;
+      for (let w = 0; w < h; w++) pos[d * n + w] = st.pos[i * h + w] as number;
       touched[touchedCount++] = d;
       runningDocs[kept++] = d;
     }
@@ -507,8 +538,8 @@ function searchSegment(
       // Scanning a word in most documents for a loose match costs the most and decides little
       if (!all && to - from > LOOSE_MAX_SHARE * D) continue;
       const termIdf = ((idfs[w] as number[])[x] as number) * e.factor;
-      if (step > 0 && all && runningCount * PROBE_COST < to - from) {
-        running ??= sortedInPlace(runningDocs, runningCount);
+      if ((step > 0 && all && runningCount * PROBE_COST < to - from) || (probing !== null && probing.length * PROBE_COST < to - from)) {
+        running ??= probing ?? sortedInPlace(runningDocs, runningCount);
         // a few probes into a long list: impacts computed for the postings found, unless memoized
         const cached = impactsOf(seg, norms, impactCache, false, t, from, to);
         // galloping intersection: each running document is looked up from where the last one was found
@@ -532,7 +563,7 @@ function searchSegment(
         }
         continue;
       }
-      const onlyFound = !all && w === lone;
+      const onlyFound = !all && (w === lone || probing !== null);
       // a scan that scores few of its postings (a narrow running set) does not pay for the list's impacts
       const scoresMost = !all || step === 0 || runningCount * 4 >= to - from;
       const impacts = impactsOf(seg, norms, impactCache, scoresMost, t, from, to);
@@ -543,18 +574,19 @@ function searchSegment(
       }
     }
     if (all && wordTouchedCount === 0) {
-      if (headCache !== null && step < h) headCache.set(head as string, keepHead(new Int32Array(0), total, typos, weakCount, pos, D, h));
+      if (headCache !== null && step < h) headCache.set(head as string, keepHead(new Int32Array(0), total, typos, weakCount, pos, n, h));
       break;
     }
     for (let i = 0; i < wordTouchedCount; i++) {
       const d = wordTouched[i] as number;
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
+      if (wordBest !== null) wordBest[d * n + w] = best[d] as number;
       typos[d] = (typos[d] as number) + (bestTypos[d] as number);
       matchedCount[d] = (matchedCount[d] as number) + 1;
       weakCount[d] = (weakCount[d] as number) + (bestWeak[d] as number);
       const bp = bestPos[d] as number;
-      pos[w * D + d] = bp === NO_POSITION ? 0 : Math.min(bp + 1, 65535);
+      pos[d * n + w] = bp === NO_POSITION ? 0 : Math.min(bp + 1, 65535);
       best[d] = 0;
     }
     if (all) {
@@ -565,12 +597,16 @@ function searchSegment(
       running = null;
       runningCount = wordTouchedCount;
       if (headCache !== null && step === h - 1 && headState === undefined) {
-        const st = keepHead(runningDocs.subarray(0, runningCount), total, typos, weakCount, pos, D, h);
+        const st = keepHead(runningDocs.subarray(0, runningCount), total, typos, weakCount, pos, n, h);
         headCache.set(head as string, st);
         running = st.docs;
       }
     }
     wordTouchedCount = 0;
+    if (looseBound !== null && probing === null && step < na - 1 && touchedCount > 0) {
+      probing = probeRest(looseState as LooseState, step, touchedCount, runningDocs);
+      if (probing !== null) running = null;
+    }
   }
 
   let matchedDocs = 0;
@@ -579,27 +615,515 @@ function searchSegment(
     const m = matchedCount[d] as number;
     if (m > 0 && (!all || m === na)) {
       matchedDocs++;
-      let score = total[d] as number;
-      if (m < n) score *= MISSING_WORD_POW[n - m] ?? Math.pow(MISSING_WORD_FACTOR, n - m);
+      const missing = m < n ? (MISSING_WORD_POW[n - m] ?? Math.pow(MISSING_WORD_FACTOR, n - m)) : 1;
       const weak = weakCount[d] as number;
-      if (weak > 0) score *= DESC_ONLY_POW[weak] ?? Math.pow(DESC_ONLY_FACTOR, weak);
-      score *= proximity(pos, D, d, n);
-      score *= 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
-      const f = docFactor === null ? 1 : docFactor(d);
-      if (f > 0) top.offer(segIndex, d, score * f, m, typos[d] as number);
+      const weakFactor = weak > 0 ? (DESC_ONLY_POW[weak] ?? Math.pow(DESC_ONLY_FACTOR, weak)) : 1;
+      const prior = 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
+      // most documents of a loose pass cannot make the answer even with the best proximity
+      if (docFactor !== null || (total[d] as number) * missing * weakFactor * MAX_PROXIMITY * prior * SUM_SLACK >= top.floor) {
+        let score = total[d] as number;
+        if (wordBest !== null) {
+          // the sum in the query's order, as float32 like `total`, whatever order the words were read in
+          score = 0;
+          for (let i = 0; i < sumOrder.length; i++) score = Math.fround(score + (wordBest[d * n + (sumOrder[i] as number)] as number));
+        }
+        if (m < n) score *= missing;
+        if (weak > 0) score *= weakFactor;
+        score *= proximity(pos, d, n);
+        score *= prior;
+        const f = docFactor === null ? 1 : docFactor(d);
+        if (f > 0) top.offer(segIndex, d, score * f, m, typos[d] as number);
+      }
     }
     total[d] = 0;
     typos[d] = 0;
     matchedCount[d] = 0;
     weakCount[d] = 0;
     filterState[d] = 0;
-    for (let w = 0; w < n; w++) pos[w * D + d] = 0;
+    for (let at = d * n, end = at + n; at < end; at++) pos[at] = 0;
+    if (wordBest !== null) for (let at = d * n, end = at + n; at < end; at++) wordBest[at] = 0;
   }
   return matchedDocs;
 }
 
+/**
+ * A term's postings ordered by what each scores in a one-word query, best first, so that such a
+ * query reads a few postings of each of its expansions instead of all of them (see topOneWord).
+ * The key of a posting is its one-word score without the idf: the impact, the description-only
+ * factor, the title-start bonus and the document's prior. Only the best RANKED_KEEP are kept,
+ * with a bound on the rest; memoized per norms like the impacts.
+ */
+interface RankedPostings {
+  /** posting indexes, best key first */
+  postings: Int32Array;
+  keys: Float64Array;
+  /** a bound on the key of every posting not kept (0 when all are kept) */
+  rest: number;
+  /** the highest impact of the whole list */
+  maxImpact: number;
+}
+const RANKED_KEEP = 96;
+const MAX_MEMO_RANKED = 1_000_000;
+const rankedMemo = new MemoPerOwner<Float32Array, number, RankedPostings>(
+  () => new ClearingMemo({ maxWeight: MAX_MEMO_RANKED, weightOf: (r) => r.postings.length, entryBytes: 160, weightBytes: 12 }),
+);
+/** Float rounding between a key times the idf and the score it bounds (a float32 sum on the way). */
+const BOUND_SLACK = 1 + 1e-6;
+/**
+ * When the pruned paths are worth their set-up (tests set both to 0 to take them on small data):
+ * fewer postings than `oneWordMinPostings` over a one-word pass's expansions are scanned, and the
+ * loose pass works out a floor only when the postings left to read cost more than
+ * `floorCostFactor` times the lookups it takes.
+ */
+export const pruning = { oneWordMinPostings: 1024, floorCostFactor: 2 };
+
+function postingsOf(seg: Segment, ids: number[]): number {
+  let sum = 0;
+  for (const t of ids) if (t >= 0) sum += (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number);
+  return sum;
+}
+
+/** A one-word query that looks at more documents than this (times the answer's size) scans instead. */
+const ONE_WORD_BUDGET = 8;
+
+function rankedPostings(seg: Segment, norms: Float32Array, memo: ClearingMemo<number, RankedPostings>, impactCache: ClearingMemo<number, Float64Array>, t: number): RankedPostings {
+  const memoized = memo.get(t);
+  if (memoized !== undefined) return memoized;
+  const from = seg.postOffsets[t] as number;
+  const to = seg.postOffsets[t + 1] as number;
+  // impacts memoized by scans are used; a first look computes its own without keeping them
+  const impacts = impactsOf(seg, norms, impactCache, false, t, from, to);
+  const postDocs = seg.postDocs;
+  const postTf = seg.postTf;
+  const postPos = seg.postPos;
+  const quality = seg.quality;
+  // the best keys in a bounded min-heap
+  const cap = Math.min(RANKED_KEEP, to - from);
+  const hp = new Int32Array(cap);
+  const hk = new Float64Array(cap);
+  let size = 0;
+  let maxImpact = 0;
+  for (let p = from; p < to; p++) {
+    const d = postDocs[p] as number;
+    const impact = impacts === undefined ? impactAt(postTf, norms, p, d) : (impacts[p - from] as number);
+    if (impact > maxImpact) maxImpact = impact;
+    let key = ((postTf[p] as number) & STRONG_FIELDS) === 0 ? impact * DESC_ONLY_FACTOR : impact;
+    if (postPos[p] === 0) key *= 1 + TITLE_START_BONUS;
+    key *= 1 + PRIOR_WEIGHT * (quality[d] as number);
+    if (size < cap) {
+      let i = size++;
+      while (i > 0) {
+        const up = (i - 1) >> 1;
+        if ((hk[up] as number) <= key) break;
+        hk[i] = hk[up] as number;
+        hp[i] = hp[up] as number;
+        i = up;
+      }
+      hk[i] = key;
+      hp[i] = p;
+    } else if (key > (hk[0] as number)) {
+      siftDown(hk, hp, size, key, p);
+    }
+  }
+  const rest = to - from > cap ? (hk[0] as number) : 0;
+  // pop the heap from the worst: the arrays fill from the back
+  const postings = new Int32Array(cap);
+  const keys = new Float64Array(cap);
+  for (let i = cap - 1; i >= 0; i--) {
+    keys[i] = hk[0] as number;
+    postings[i] = hp[0] as number;
+    size--;
+    if (size > 0) siftDown(hk, hp, size, hk[size] as number, hp[size] as number);
+  }
+  const r: RankedPostings = { postings, keys, rest, maxImpact };
+  memo.set(t, r);
+  return r;
+}
+
+/** Puts (`key`, `p`) at the root of the min-heap of `size` and sifts it down. */
+function siftDown(hk: Float64Array, hp: Int32Array, size: number, key: number, p: number): void {
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= size) break;
+    const r = l + 1;
+    const c = r < size && (hk[r] as number) < (hk[l] as number) ? r : l;
+    if ((hk[c] as number) >= key) break;
+    hk[i] = hk[c] as number;
+    hp[i] = hp[c] as number;
+    i = c;
+  }
+  hk[i] = key;
+  hp[i] = p;
+}
+
+/**
+ * The best documents of a one-word query in a segment, as the scan would score them, from each
+ * expansion's best postings (threshold algorithm): postings are taken in the order of their
+ * bound (the idf times the key) over all expansions, each new document is scored exactly (its
+ * best expansion, found by lookups), and the walk stops once no posting left can reach the
+ * answer's last score. Returns the documents scored, or -1 when the kept postings run out (or a
+ * filter rejects too many) before that: the caller scans instead.
+ */
+function topOneWord(
+  snapshot: IndexSnapshot,
+  seg: Segment,
+  segIndex: number,
+  list: Expansion[],
+  ids: number[],
+  idfs: number[],
+  word: number,
+  n: number,
+  norms: Float32Array,
+  impactCache: ClearingMemo<number, Float64Array>,
+  predicate: DocPredicate | null,
+  top: TopHits,
+): number {
+  // the other words are missing; only the first word earns the title-start bonus (the keys
+  // include it: a bound either way)
+  const missing = n > 1 ? (MISSING_WORD_POW[n - 1] ?? Math.pow(MISSING_WORD_FACTOR, n - 1)) : 1;
+  const startBonus = word === 0 ? TITLE_START_BONUS : 0;
+  const memo = rankedMemo.of(norms);
+  const ranked: RankedPostings[] = [];
+  const factor: number[] = [];
+  const terms: number[] = [];
+  const exps: Expansion[] = [];
+  // each expansion's postings and their memoized impacts, if any
+  const froms: number[] = [];
+  const impacts: (Float64Array | undefined)[] = [];
+  for (let x = 0; x < list.length; x++) {
+    const e = list[x] as Expansion;
+    const t = ids[x] as number;
+    if (t < 0) continue;
+    ranked.push(rankedPostings(seg, norms, memo, impactCache, t));
+    factor.push((idfs[x] as number) * e.factor);
+    terms.push(t);
+    exps.push(e);
+    froms.push(seg.postOffsets[t] as number);
+    impacts.push(impactsOf(seg, norms, impactCache, false, t, seg.postOffsets[t] as number, seg.postOffsets[t + 1] as number));
+  }
+  const L = ranked.length;
+  if (L === 0) return 0;
+  // a max-heap of the expansions by the bound of their next posting
+  const cursor = new Int32Array(L);
+  const bound = new Float64Array(L);
+  const heap: number[] = [];
+  const boundOf = (j: number): number => {
+    const r = ranked[j] as RankedPostings;
+    const c = cursor[j] as number;
+    return (factor[j] as number) * (c < r.postings.length ? (r.keys[c] as number) : r.rest);
+  };
+  const place = (at: number): void => {
+    // sift heap[at] down
+    const j = heap[at] as number;
+    const b = bound[j] as number;
+    let i = at;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= heap.length) break;
+      const r = l + 1;
+      const c = r < heap.length && (bound[heap[r] as number] as number) > (bound[heap[l] as number] as number) ? r : l;
+      if ((bound[heap[c] as number] as number) <= b) break;
+      heap[i] = heap[c] as number;
+      i = c;
+    }
+    heap[i] = j;
+  };
+  for (let j = 0; j < L; j++) {
+    bound[j] = boundOf(j);
+    heap.push(j);
+  }
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) place(i);
+
+  const D = seg.docCount;
+  const seen = snapshot.u8(0, D);
+  const marked = snapshot.i32(0, D);
+  let markedCount = 0;
+  const tomb = seg.deletedCount > 0 ? seg.tombstones : null;
+  const postDocs = seg.postDocs;
+  const postTf = seg.postTf;
+  const postPos = seg.postPos;
+  const impactOf = (y: number, p: number, d: number): number => {
+    const memoized = impacts[y];
+    return memoized === undefined ? impactAt(postTf, norms, p, d) : (memoized[p - (froms[y] as number)] as number);
+  };
+  const local = new TopHits(top.capacity);
+  const budget = ONE_WORD_BUDGET * top.capacity + 64;
+  let taken = 0;
+  let scored = 0;
+  let gaveUp = false;
+  while (heap.length > 0) {
+    const j = heap[0] as number;
+    if ((bound[j] as number) * missing * BOUND_SLACK < Math.max(top.floor, local.floor)) break;
+    const r = ranked[j] as RankedPostings;
+    const c = cursor[j] as number;
+    if (c >= r.postings.length || taken++ >= budget) {
+      gaveUp = true;
+      break;
+    }
+    const p0 = r.postings[c] as number;
+    cursor[j] = c + 1;
+    if (c + 1 < r.postings.length || r.rest > 0) {
+      bound[j] = boundOf(j);
+      place(0);
+    } else {
+      const last = heap.pop() as number;
+      if (heap.length > 0) {
+        heap[0] = last;
+        place(0);
+      }
+    }
+    const d = postDocs[p0] as number;
+    if (seen[d] !== 0) continue;
+    seen[d] = 1;
+    marked[markedCount++] = d;
+    if ((tomb !== null && tomb[d] !== 0) || (predicate !== null && !predicate(d))) continue;
+    scored++;
+    // The document's best expansion, in expansion order as the scan keeps it. The posting taken
+    // scores `own`: an expansion that cannot come near it changes nothing and is not looked up.
+    const own = (factor[j] as number) * impactOf(j, p0, d);
+    const negligible = own * (1 - 1e-6);
+    let best = 0;
+    let bestTypos = 0;
+    let bestPos = 0;
+    let bestWeak = 0;
+    for (let y = 0; y < L; y++) {
+      const f = factor[y] as number;
+      const bound = f * (ranked[y] as RankedPostings).maxImpact;
+      if ((best > 0 && bound <= best) || (y !== j && bound < negligible)) continue;
+      const t = terms[y] as number;
+      const from = seg.postOffsets[t] as number;
+      const to = seg.postOffsets[t + 1] as number;
+      let lo = from;
+      if (y === j) {
+        lo = p0;
+      } else {
+        let hi = to;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if ((postDocs[mid] as number) < d) lo = mid + 1;
+          else hi = mid;
+        }
+        if (lo === to || postDocs[lo] !== d) continue;
+      }
+      const s = f * impactOf(y, lo, d);
+      if (s > best) {
+        best = Math.fround(s);
+        bestTypos = (exps[y] as Expansion).typos;
+        bestPos = postPos[lo] as number;
+        bestWeak = ((postTf[lo] as number) & STRONG_FIELDS) === 0 ? 1 : 0;
+      }
+    }
+    let score = best;
+    if (n > 1) score *= missing;
+    if (bestWeak > 0) score *= DESC_ONLY_POW[1] as number;
+    score *= 1 + (bestPos === 0 ? startBonus : 0);
+    score *= 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
+    local.offer(segIndex, d, score, 1, Math.fround(bestTypos));
+  }
+  for (let i = 0; i < markedCount; i++) seen[marked[i] as number] = 0;
+  if (gaveUp) return -1;
+  for (const h of local.sorted()) top.offer(h.segment, h.ord, h.score, h.matched, h.typos);
+  return scored;
+}
+
+/**
+ * The most a word can add to a score in a segment: its best expansion's idf times the highest
+ * impact, over the lists the loose pass reads.
+ */
+function wordBounds(seg: Segment, norms: Float32Array, expansions: Expansion[][], idfs: number[][], termIds: number[][]): number[] {
+  const ranked = rankedMemo.of(norms);
+  return expansions.map((list, w) => {
+    let u = 0;
+    list.forEach((e, x) => {
+      const t = (termIds[w] as number[])[x] as number;
+      if (t < 0 || (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number) > LOOSE_MAX_SHARE * seg.docCount) return;
+      // the highest impact when a one-word query has seen the list, else what any impact stays below
+      const impact = ranked.get(t)?.maxImpact ?? K1 + 1;
+      u = Math.max(u, ((idfs[w] as number[])[x] as number) * e.factor * impact);
+    });
+    return u;
+  });
+}
+
+/** The highest proximity factor (adjacent words all along, title start). */
+const MAX_PROXIMITY = 1 + TITLE_START_BONUS + 0.3;
+const maxQualityOf = new WeakMap<Segment, number>();
+function maxQuality(seg: Segment): number {
+  let q = maxQualityOf.get(seg);
+  if (q === undefined) {
+    q = 0;
+    for (let d = 0; d < seg.docCount; d++) q = Math.max(q, seg.quality[d] as number);
+    maxQualityOf.set(seg, q);
+  }
+  return q;
+}
+
+/** What the loose pass's MaxScore check reads (see probeRest). */
+interface LooseState {
+  seg: Segment;
+  norms: Float32Array;
+  impactCache: ClearingMemo<number, Float64Array>;
+  expansions: Expansion[][];
+  idfs: number[][];
+  termIds: number[][];
+  /** the words in reading order */
+  order: number[];
+  lone: number;
+  n: number;
+  bounds: number[];
+  /** postings each word's lists hold */
+  costs: number[];
+  total: Float32Array;
+  matchedCount: Uint8Array;
+  weakCount: Uint8Array;
+  touched: Int32Array;
+  top: TopHits;
+  /** the last floor from answerFloor (it holds for the whole pass), and the documents found then */
+  floor: number;
+  floorTouched: number;
+}
+
+/** Float32 sums in another order than the final one: slack for the bounds from below. */
+const SUM_SLACK = 1 + 1e-5;
+/** Documents whose final score is bounded from below to set the floor of probeRest, per answer slot. */
+const FLOOR_CANDIDATES = 2;
+
+/**
+ * MaxScore for the loose pass, after its word `order[step]`: whether a document none of the words
+ * read so far found could still reach the answer. Such a document can match the words left only:
+ * the most it can score is their bounds summed, times the factor of the words it misses, the
+ * highest proximity and prior. Against it, the answer's floor: the k-th best score some documents
+ * found are sure to get (their words read so far, plus the words left looked up for them, at
+ * the lowest proximity). When the floor is higher, returns the documents found (ascending, in
+ * `into`), and the words left are only looked up for them; null: read the next word in full.
+ */
+function probeRest(st: LooseState, step: number, touchedCount: number, into: Int32Array): Int32Array | null {
+  const { seg, order, lone, n, top } = st;
+  let rest = 0;
+  let restWords = 0;
+  for (let i = step + 1; i < order.length; i++) {
+    const w = order[i] as number;
+    rest += st.bounds[w] as number;
+    if (w !== lone) restWords++;
+  }
+  // a lone prefix only adds to documents another word found
+  if (restWords === 0) return null;
+  const missing = n - (order.length - step - 1);
+  const reach = rest * (MISSING_WORD_POW[missing] ?? Math.pow(MISSING_WORD_FACTOR, missing)) * MAX_PROXIMITY * (1 + PRIOR_WEIGHT * maxQuality(seg)) * BOUND_SLACK;
+  if (!(reach < Math.max(top.floor, st.floor))) {
+    // A floor holds for the rest of the pass: it is worked out again only once the documents
+    // found have doubled (better ones may be among them), and when the postings left to read
+    // cost more than the lookups.
+    if (touchedCount < Math.max(top.capacity, 2 * st.floorTouched)) return null;
+    let left = 0;
+    let lookups = 0;
+    for (let i = step + 1; i < order.length; i++) {
+      left += st.costs[order[i] as number] as number;
+      lookups += (st.expansions[order[i] as number] as Expansion[]).length;
+    }
+    if (left < pruning.floorCostFactor * (touchedCount + top.capacity * FLOOR_CANDIDATES * lookups * 16)) return null;
+    st.floor = Math.max(st.floor, answerFloor(st, step, touchedCount));
+    st.floorTouched = touchedCount;
+    if (!(reach < st.floor)) return null;
+  }
+  let count = 0;
+  for (let i = 0; i < touchedCount; i++) {
+    const d = st.touched[i] as number;
+    if ((st.matchedCount[d] as number) > 0) into[count++] = d;
+  }
+  return into.subarray(0, count).sort();
+}
+
+/**
+ * A floor under the k-th best score of the documents found so far: the most promising of them
+ * (by what their words read so far already make sure of) get the words left looked up, and
+ * their scores bounded from below without proximity (a bonus) and with float slack.
+ */
+function answerFloor(st: LooseState, step: number, touchedCount: number): number {
+  const { seg, n, total, matchedCount, weakCount, touched } = st;
+  const k = st.top.capacity;
+  const c = k * FLOOR_CANDIDATES;
+  if (k === 0 || touchedCount < k) return Number.NEGATIVE_INFINITY;
+  const lowerBound = (sum: number, m: number, weak: number, d: number): number =>
+    (sum * (MISSING_WORD_POW[n - m] ?? Math.pow(MISSING_WORD_FACTOR, n - m)) * (DESC_ONLY_POW[weak] ?? 0) * (1 + PRIOR_WEIGHT * (seg.quality[d] as number))) / SUM_SLACK;
+  // the c most promising documents, in a min-heap by their bound so far
+  const heapKey = new Float64Array(c);
+  const heapDoc = new Int32Array(c);
+  let size = 0;
+  for (let i = 0; i < touchedCount; i++) {
+    const d = touched[i] as number;
+    const m = matchedCount[d] as number;
+    if (m === 0) continue;
+    const lb = lowerBound(total[d] as number, m, weakCount[d] as number, d);
+    if (size < c) {
+      let j = size++;
+      while (j > 0) {
+        const up = (j - 1) >> 1;
+        if ((heapKey[up] as number) <= lb) break;
+        heapKey[j] = heapKey[up] as number;
+        heapDoc[j] = heapDoc[up] as number;
+        j = up;
+      }
+      heapKey[j] = lb;
+      heapDoc[j] = d;
+    } else if (lb > (heapKey[0] as number)) {
+      siftDown(heapKey, heapDoc, size, lb, d);
+    }
+  }
+  // their words left, looked up
+  const postDocs = seg.postDocs;
+  const postTf = seg.postTf;
+  const D = seg.docCount;
+  const finals: number[] = [];
+  for (let i = 0; i < size; i++) {
+    const d = heapDoc[i] as number;
+    let sum = total[d] as number;
+    let m = matchedCount[d] as number;
+    let weak = weakCount[d] as number;
+    for (let r = step + 1; r < st.order.length; r++) {
+      const w = st.order[r] as number;
+      const list = st.expansions[w] as Expansion[];
+      let best = 0;
+      let bestWeak = 0;
+      let found = false;
+      for (let x = 0; x < list.length; x++) {
+        const t = (st.termIds[w] as number[])[x] as number;
+        if (t < 0) continue;
+        const from = seg.postOffsets[t] as number;
+        const to = seg.postOffsets[t + 1] as number;
+        if (to - from > LOOSE_MAX_SHARE * D) continue;
+        let lo = from;
+        let hi = to;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if ((postDocs[mid] as number) < d) lo = mid + 1;
+          else hi = mid;
+        }
+        if (lo === to || postDocs[lo] !== d) continue;
+        found = true;
+        const cached = impactsOf(seg, st.norms, st.impactCache, false, t, from, to);
+        const s = ((st.idfs[w] as number[])[x] as number) * (list[x] as Expansion).factor * (cached === undefined ? impactAt(postTf, st.norms, lo, d) : (cached[lo - from] as number));
+        if (s > best) {
+          best = Math.fround(s);
+          bestWeak = ((postTf[lo] as number) & STRONG_FIELDS) === 0 ? 1 : 0;
+        }
+      }
+      if (found) {
+        sum += best;
+        m++;
+        weak += bestWeak;
+      }
+    }
+    finals.push(lowerBound(sum, m, weak, d));
+  }
+  if (finals.length < k) return Number.NEGATIVE_INFINITY;
+  finals.sort((a, b) => b - a);
+  return finals[k - 1] as number;
+}
+
 /** The state of a pass after the head (see HeadState): `docs` are the documents with every head word. */
-function keepHead(docs: Int32Array, total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, D: number, h: number): HeadState {
+function keepHead(docs: Int32Array, total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, n: number, h: number): HeadState {
   const sorted = sortedInPlace(Int32Array.from(docs), docs.length);
   const R = sorted.length;
   const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h) };
@@ -608,7 +1132,7 @@ function keepHead(docs: Int32Array, total: Float32Array, typos: Float32Array, we
     st.total[i] = total[d] as number;
     st.typos[i] = typos[d] as number;
     st.weak[i] = weakCount[d] as number;
-    for (let w = 0; w < h; w++) st.pos[i * h + w] = pos[w * D + d] as number;
+    for (let w = 0; w < h; w++) st.pos[i * h + w] = pos[d * n + w] as number;
   }
   return st;
 }
@@ -624,13 +1148,14 @@ function sortedInPlace(docs: Int32Array, n: number): Int32Array {
  * Bonus for query words found adjacent and in order in the title, and for a title that starts
  * with the first query word (what a shopper typing a product name means).
  */
-function proximity(pos: Uint16Array, D: number, d: number, n: number): number {
-  let bonus = pos[d] === 1 ? 0.15 : 0;
+function proximity(pos: Uint16Array, d: number, n: number): number {
+  const at = d * n;
+  let bonus = pos[at] === 1 ? TITLE_START_BONUS : 0;
   if (n < 2) return 1 + bonus;
   let adjacent = 0;
   for (let w = 1; w < n; w++) {
-    const a = pos[(w - 1) * D + d] as number;
-    const b = pos[w * D + d] as number;
+    const a = pos[at + w - 1] as number;
+    const b = pos[at + w] as number;
     if (a !== 0 && b === a + 1) adjacent++;
   }
   bonus += (0.3 * adjacent) / (n - 1);
@@ -645,6 +1170,16 @@ class TopHits {
   private readonly heap: LexicalHit[] = [];
 
   constructor(private readonly k: number) {}
+
+  get capacity(): number {
+    return this.k;
+  }
+
+  /** The score a hit must reach to be kept (-Infinity while there is room). */
+  get floor(): number {
+    if (this.k === 0) return Number.POSITIVE_INFINITY;
+    return this.heap.length < this.k ? Number.NEGATIVE_INFINITY : (this.heap[0] as LexicalHit).score;
+  }
 
   offer(segment: number, ord: number, score: number, matched: number, typos: number): void {
     const h = this.heap;

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { analyzeQuery } from '../../../node/runtime/text/analyze-query.js';
 import { IndexSnapshot } from '../index-snapshot.js';
-import { lexicalSearch, type LexicalOptions } from '../lexical-search.js';
+import { lexicalSearch, pruning, type LexicalOptions } from '../lexical-search.js';
 import { SegmentBuilder } from '../segment-builder.js';
+import { random, randomWord } from './helpers.js';
 
 const doc = (id: string, title: string, extra: Partial<SuggestDocument> = {}): SuggestDocument => ({ id, title, desc: '', manufacturer: '', raw: {}, ...extra });
 
@@ -145,4 +146,67 @@ describe('lexicalSearch', () => {
       expect(ids(after), query).toEqual(fresh(query, 50));
     }
   });
+
+  it.each([
+    ['as tuned', { ...pruning }],
+    ['on small data too', { oneWordMinPostings: 0, floorCostFactor: 0 }],
+  ])('prunes one-word and loose passes to exactly the answers of a full scan (random corpora and queries, %s)', (_, tuning) => {
+    const tuned = { ...pruning };
+    Object.assign(pruning, tuning);
+    try {
+      prunedEqualsFullScan();
+    } finally {
+      Object.assign(pruning, tuned);
+    }
+  });
 });
+
+/**
+ * Reference: shared statistics equal to the snapshot's own, which turn every memo and every
+ * pruned path off (each query scores every posting it reads). The pruned answers must match
+ * it to the last bit, hits and scores, first time and memoized, with filters and deletes.
+ */
+function prunedEqualsFullScan(): void {
+  for (const seed of [1, 2, 3]) {
+    const rnd = random(seed);
+    // a small alphabet makes shared prefixes; a skewed pick makes long lists (memoized, and some
+    // above the loose pass's share) next to rare words
+    const vocab = Array.from({ length: 60 }, () => randomWord(rnd, 'abcdefg', 2, 7));
+    const pick = (): string => vocab[Math.floor(vocab.length * Math.pow(rnd(), 2.2))] as string;
+    const phrase = (lo: number, hi: number): string => Array.from({ length: lo + Math.floor(rnd() * (hi - lo + 1)) }, pick).join(' ');
+    const make = (prefix: string, count: number): SuggestDocument[] =>
+      Array.from({ length: count }, (_, i) =>
+        doc(`${prefix}${i}`, phrase(2, 8), { desc: rnd() < 0.5 ? phrase(3, 12) : '', manufacturer: rnd() < 0.3 ? pick() : '', raw: { price: Math.floor(rnd() * 100), popularity: Math.floor(rnd() * 5000) } }),
+      );
+    const segs = [new SegmentBuilder().addAll(make('a', 1200)).build(), new SegmentBuilder().addAll(make('b', 500)).build()];
+    for (let ord = 0; ord < 1200; ord += 7) segs[0]!.delete(ord);
+    const typo = (w: string): string => (w.length > 4 ? w.slice(0, 2) + w.slice(3) : w);
+    const queries: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const w = pick();
+      queries.push(w.slice(0, 1 + Math.floor(rnd() * w.length)), `${w} `, `${typo(w)} `);
+      queries.push(`${pick()} ${pick().slice(0, 2)}`, `${pick()} ${pick()} `, `${phrase(1, 1)} zzq ${pick()} `);
+      queries.push(`${phrase(4, 9)} ${pick().slice(0, 1 + Math.floor(rnd() * 3))}`, `${phrase(5, 10)} ${typo(pick())} `);
+    }
+    const snap = new IndexSnapshot(segs);
+    const stats = { docCount: snap.docCount, avgFieldLength: snap.avgFieldLength, df: {} };
+    const filters = { clauses: [{ kind: 'range' as const, field: 'price', gte: 20, lt: 60 }] };
+    const key = (hits: { segment: number; ord: number; score: number; matched: number; typos: number }[]) => hits.map((h) => `${h.segment}:${h.ord}:${h.score}:${h.matched}:${h.typos}`);
+    let nonEmpty = 0;
+    for (const query of queries) {
+      for (const limit of [3, 10, 50]) {
+        for (const filter of [null, filters]) {
+          for (const requireAll of [false, true]) {
+            const options = { limit, filters: filter, requireAll };
+            const reference = key(lexicalSearch(snap, analyzeQuery(query), { ...options, stats }).hits);
+            if (reference.length > 0) nonEmpty++;
+            const label = `seed ${seed} "${query}" limit ${limit}${filter ? ' filtered' : ''}${requireAll ? ' all' : ''}`;
+            expect(key(lexicalSearch(snap, analyzeQuery(query), options).hits), label).toEqual(reference);
+            expect(key(lexicalSearch(snap, analyzeQuery(query), options).hits), `${label} again`).toEqual(reference);
+          }
+        }
+      }
+    }
+    expect(nonEmpty).toBeGreaterThan(queries.length * 6);
+  }
+}
