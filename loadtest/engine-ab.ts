@@ -9,6 +9,10 @@
 //   git worktree add /tmp/base <commit> && (cd /tmp/base && npm ci && npm run build)
 //   node dist/loadtest/engine-ab.js --a /tmp/base --b . [--kind typeahead|fts_only|hybrid|...]
 //        [--catalog bestbuy,homedepot] [--sessions 4000] [--repeats 3] [--memo-mb 85]
+//        [--source keystrokes|queries] [--count 20000]
+//
+// `--source queries` answers whole queries weighted by frequency (`--count` of them, as the
+// autocomplete-fts workload sends) instead of keystroke prefixes of typing sessions.
 //
 // `--memo-mb` sets each build's memo budget (a query thread's share on a 2-core node is 85 MB).
 // The engines are loaded from each tree's `dist/` at run time: this file imports no engine code.
@@ -16,7 +20,7 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadCatalogSpec } from './data/catalog.js';
-import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
+import { keystrokeStream, loadWeightedQueries, parseQuerySources, queryStream } from './data/keystrokes.js';
 import { percentile } from './load/latency-stats.js';
 
 interface Engine {
@@ -41,6 +45,8 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '4000' },
     repeats: { type: 'string', default: '3' },
     'memo-mb': { type: 'string' },
+    source: { type: 'string', default: 'keystrokes' },
+    count: { type: 'string', default: '20000' },
   },
 });
 if (values.a === undefined || values.b === undefined) {
@@ -50,7 +56,11 @@ if (values.a === undefined || values.b === undefined) {
 const kind = values.kind as string;
 const repeats = Number(values.repeats);
 const docs = loadCatalogSpec(values.catalog as string);
-const stream = keystrokeStream(loadWeightedQueries(parseQuerySources(['homedepot', 'bestbuy-log'])), { sessions: Number(values.sessions), seed: 2, minPrefix: kind === 'typeahead' ? 1 : 2 });
+const weighted = loadWeightedQueries(parseQuerySources(['homedepot', 'bestbuy-log']));
+const stream =
+  values.source === 'queries'
+    ? queryStream(weighted, { count: Number(values.count), seed: 4 })
+    : keystrokeStream(weighted, { sessions: Number(values.sessions), seed: 2, minPrefix: kind === 'typeahead' ? 1 : 2 });
 const half = Math.floor(stream.length / 2);
 const passes: [string, string[]][] = [
   ['first half, first time', stream.slice(0, half)],
@@ -95,7 +105,7 @@ for (let r = 0; r < repeats; r++) {
   const builds = await Promise.all(order.map((d) => load(d as string)));
   for (const [p, [, queries]] of passes.entries()) for (const b of builds) timings.get(b.name)![p]!.push(answer(b, queries));
 }
-console.log(`${kind}, ${docs.length} documents, ${stream.length} keystrokes, ${repeats} repeats; CPU µs per query, median (all)`);
+console.log(`${kind}, ${docs.length} documents, ${stream.length} ${values.source === 'queries' ? 'queries' : 'keystrokes'}, ${repeats} repeats; CPU µs per query, median (all)`);
 for (const [p, [label]] of passes.entries()) {
   const [a, b] = [values.a, values.b].map((n) => timings.get(n as string)![p]!);
   console.log(`${label.padEnd(26)} a ${median(a!).toFixed(1).padStart(7)} (${a!.map((x) => x.toFixed(0)).join(' ')})  b ${median(b!).toFixed(1).padStart(7)} (${b!.map((x) => x.toFixed(0)).join(' ')})  b/a ${(median(b!) / median(a!)).toFixed(3)}`);

@@ -430,7 +430,9 @@ function searchSegment(
   if (active.length === 1 && all && impactCache !== null && docFactor === null) {
     const w = active[0] as number;
     const ids = termIds[w] as number[];
-    if (postingsOf(seg, ids) >= pruning.oneWordMinPostings) {
+    // the head of a two-word query, memoized by its pass with both words, costs less still
+    const memoizedHead = head !== null && n === 2 && w === 0 && predicate === null && headMemo.of(norms).get(head) !== undefined;
+    if (!memoizedHead && postingsOf(seg, ids) >= pruning.oneWordMinPostings) {
       const found = topOneWord(snapshot, seg, segIndex, expansions[w] as Expansion[], ids, idfs[w] as number[], w, n, norms, impactCache, predicate, top);
       if (found >= 0) return found;
     }
@@ -442,26 +444,6 @@ function searchSegment(
   const na = order.length;
   // the loose pass scores a lone short prefix last, and only for documents another word found
   if (!all && lone >= 0 && order.includes(lone)) order.push(...order.splice(order.indexOf(lone), 1));
-  // The loose pass sums its words in this order (see wordBest) whatever order it reads them in.
-  const sumOrder = order.slice();
-  // It reads the cheapest words first: once documents found by no word read so far could not
-  // reach the answer's last score, the remaining words are looked up for the documents found
-  // only (MaxScore), see `probeRest`.
-  let looseBound: number[] | null = null;
-  let looseState: LooseState | null = null;
-  if (!all && impactCache !== null && docFactor === null && na >= 3) {
-    const costs = termIds.map((ids) => ids.reduce((sum, t) => {
-      const len = t < 0 ? 0 : (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number);
-      return len > LOOSE_MAX_SHARE * D ? sum : sum + len;
-    }, 0));
-    const lonePart = lone >= 0 && order.includes(lone) ? order.splice(order.indexOf(lone), 1) : [];
-    order.sort((a, b) => (costs[a] as number) - (costs[b] as number) || a - b);
-    order.push(...lonePart);
-    looseBound = wordBounds(seg, norms, expansions, idfs, termIds);
-    looseState = { seg, norms, impactCache, expansions, idfs, termIds, order, lone, n, bounds: looseBound, costs, total, matchedCount, weakCount, touched, top, floor: Number.NEGATIVE_INFINITY, floorTouched: 0 };
-  }
-  const wordBest = all ? null : snapshot.f32(5, D * n);
-  let probing: Int32Array | null = null;
   // The head's state is taken from the memo (or kept for it) when the head goes first anyway: every
   // head word is active and the last word, when active, costs at least as much as any of them.
   // The order is then the same as without the memo, and so are the scores, to the last bit.
@@ -538,8 +520,8 @@ function searchSegment(
       // Scanning a word in most documents for a loose match costs the most and decides little
       if (!all && to - from > LOOSE_MAX_SHARE * D) continue;
       const termIdf = ((idfs[w] as number[])[x] as number) * e.factor;
-      if ((step > 0 && all && runningCount * PROBE_COST < to - from) || (probing !== null && probing.length * PROBE_COST < to - from)) {
-        running ??= probing ?? sortedInPlace(runningDocs, runningCount);
+      if (step > 0 && all && runningCount * PROBE_COST < to - from) {
+        running ??= sortedInPlace(runningDocs, runningCount);
         // a few probes into a long list: impacts computed for the postings found, unless memoized
         const cached = impactsOf(seg, norms, impactCache, false, t, from, to);
         // galloping intersection: each running document is looked up from where the last one was found
@@ -563,7 +545,7 @@ function searchSegment(
         }
         continue;
       }
-      const onlyFound = !all && (w === lone || probing !== null);
+      const onlyFound = !all && w === lone;
       // a scan that scores few of its postings (a narrow running set) does not pay for the list's impacts
       const scoresMost = !all || step === 0 || runningCount * 4 >= to - from;
       const impacts = impactsOf(seg, norms, impactCache, scoresMost, t, from, to);
@@ -581,7 +563,6 @@ function searchSegment(
       const d = wordTouched[i] as number;
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
-      if (wordBest !== null) wordBest[d * n + w] = best[d] as number;
       typos[d] = (typos[d] as number) + (bestTypos[d] as number);
       matchedCount[d] = (matchedCount[d] as number) + 1;
       weakCount[d] = (weakCount[d] as number) + (bestWeak[d] as number);
@@ -603,13 +584,10 @@ function searchSegment(
       }
     }
     wordTouchedCount = 0;
-    if (looseBound !== null && probing === null && step < na - 1 && touchedCount > 0) {
-      probing = probeRest(looseState as LooseState, step, touchedCount, runningDocs);
-      if (probing !== null) running = null;
-    }
   }
 
   let matchedDocs = 0;
+  let floor = top.floor;
   for (let i = 0; i < touchedCount; i++) {
     const d = touched[i] as number;
     const m = matchedCount[d] as number;
@@ -620,19 +598,17 @@ function searchSegment(
       const weakFactor = weak > 0 ? (DESC_ONLY_POW[weak] ?? Math.pow(DESC_ONLY_FACTOR, weak)) : 1;
       const prior = 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
       // most documents of a loose pass cannot make the answer even with the best proximity
-      if (docFactor !== null || (total[d] as number) * missing * weakFactor * MAX_PROXIMITY * prior * SUM_SLACK >= top.floor) {
+      if (docFactor !== null || (total[d] as number) * missing * weakFactor * MAX_PROXIMITY * prior * BOUND_SLACK >= floor) {
         let score = total[d] as number;
-        if (wordBest !== null) {
-          // the sum in the query's order, as float32 like `total`, whatever order the words were read in
-          score = 0;
-          for (let i = 0; i < sumOrder.length; i++) score = Math.fround(score + (wordBest[d * n + (sumOrder[i] as number)] as number));
-        }
         if (m < n) score *= missing;
         if (weak > 0) score *= weakFactor;
         score *= proximity(pos, d, n);
         score *= prior;
         const f = docFactor === null ? 1 : docFactor(d);
-        if (f > 0) top.offer(segIndex, d, score * f, m, typos[d] as number);
+        if (f > 0) {
+          top.offer(segIndex, d, score * f, m, typos[d] as number);
+          floor = top.floor;
+        }
       }
     }
     total[d] = 0;
@@ -641,7 +617,6 @@ function searchSegment(
     weakCount[d] = 0;
     filterState[d] = 0;
     for (let at = d * n, end = at + n; at < end; at++) pos[at] = 0;
-    if (wordBest !== null) for (let at = d * n, end = at + n; at < end; at++) wordBest[at] = 0;
   }
   return matchedDocs;
 }
@@ -670,12 +645,10 @@ const rankedMemo = new MemoPerOwner<Float32Array, number, RankedPostings>(
 /** Float rounding between a key times the idf and the score it bounds (a float32 sum on the way). */
 const BOUND_SLACK = 1 + 1e-6;
 /**
- * When the pruned paths are worth their set-up (tests set both to 0 to take them on small data):
- * fewer postings than `oneWordMinPostings` over a one-word pass's expansions are scanned, and the
- * loose pass works out a floor only when the postings left to read cost more than
- * `floorCostFactor` times the lookups it takes.
+ * Fewer postings than this over a one-word pass's expansions are scanned: the walk costs more to
+ * set up (tests set it to 0 to take the walk on small data).
  */
-export const pruning = { oneWordMinPostings: 1024, floorCostFactor: 2 };
+export const pruning = { oneWordMinPostings: 1024 };
 
 function postingsOf(seg: Segment, ids: number[]): number {
   let sum = 0;
@@ -927,200 +900,8 @@ function topOneWord(
   return scored;
 }
 
-/**
- * The most a word can add to a score in a segment: its best expansion's idf times the highest
- * impact, over the lists the loose pass reads.
- */
-function wordBounds(seg: Segment, norms: Float32Array, expansions: Expansion[][], idfs: number[][], termIds: number[][]): number[] {
-  const ranked = rankedMemo.of(norms);
-  return expansions.map((list, w) => {
-    let u = 0;
-    list.forEach((e, x) => {
-      const t = (termIds[w] as number[])[x] as number;
-      if (t < 0 || (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number) > LOOSE_MAX_SHARE * seg.docCount) return;
-      // the highest impact when a one-word query has seen the list, else what any impact stays below
-      const impact = ranked.get(t)?.maxImpact ?? K1 + 1;
-      u = Math.max(u, ((idfs[w] as number[])[x] as number) * e.factor * impact);
-    });
-    return u;
-  });
-}
-
 /** The highest proximity factor (adjacent words all along, title start). */
 const MAX_PROXIMITY = 1 + TITLE_START_BONUS + 0.3;
-const maxQualityOf = new WeakMap<Segment, number>();
-function maxQuality(seg: Segment): number {
-  let q = maxQualityOf.get(seg);
-  if (q === undefined) {
-    q = 0;
-    for (let d = 0; d < seg.docCount; d++) q = Math.max(q, seg.quality[d] as number);
-    maxQualityOf.set(seg, q);
-  }
-  return q;
-}
-
-/** What the loose pass's MaxScore check reads (see probeRest). */
-interface LooseState {
-  seg: Segment;
-  norms: Float32Array;
-  impactCache: ClearingMemo<number, Float64Array>;
-  expansions: Expansion[][];
-  idfs: number[][];
-  termIds: number[][];
-  /** the words in reading order */
-  order: number[];
-  lone: number;
-  n: number;
-  bounds: number[];
-  /** postings each word's lists hold */
-  costs: number[];
-  total: Float32Array;
-  matchedCount: Uint8Array;
-  weakCount: Uint8Array;
-  touched: Int32Array;
-  top: TopHits;
-  /** the last floor from answerFloor (it holds for the whole pass), and the documents found then */
-  floor: number;
-  floorTouched: number;
-}
-
-/** Float32 sums in another order than the final one: slack for the bounds from below. */
-const SUM_SLACK = 1 + 1e-5;
-/** Documents whose final score is bounded from below to set the floor of probeRest, per answer slot. */
-const FLOOR_CANDIDATES = 2;
-
-/**
- * MaxScore for the loose pass, after its word `order[step]`: whether a document none of the words
- * read so far found could still reach the answer. Such a document can match the words left only:
- * the most it can score is their bounds summed, times the factor of the words it misses, the
- * highest proximity and prior. Against it, the answer's floor: the k-th best score some documents
- * found are sure to get (their words read so far, plus the words left looked up for them, at
- * the lowest proximity). When the floor is higher, returns the documents found (ascending, in
- * `into`), and the words left are only looked up for them; null: read the next word in full.
- */
-function probeRest(st: LooseState, step: number, touchedCount: number, into: Int32Array): Int32Array | null {
-  const { seg, order, lone, n, top } = st;
-  let rest = 0;
-  let restWords = 0;
-  for (let i = step + 1; i < order.length; i++) {
-    const w = order[i] as number;
-    rest += st.bounds[w] as number;
-    if (w !== lone) restWords++;
-  }
-  // a lone prefix only adds to documents another word found
-  if (restWords === 0) return null;
-  const missing = n - (order.length - step - 1);
-  const reach = rest * (MISSING_WORD_POW[missing] ?? Math.pow(MISSING_WORD_FACTOR, missing)) * MAX_PROXIMITY * (1 + PRIOR_WEIGHT * maxQuality(seg)) * BOUND_SLACK;
-  if (!(reach < Math.max(top.floor, st.floor))) {
-    // A floor holds for the rest of the pass: it is worked out again only once the documents
-    // found have doubled (better ones may be among them), and when the postings left to read
-    // cost more than the lookups.
-    if (touchedCount < Math.max(top.capacity, 2 * st.floorTouched)) return null;
-    let left = 0;
-    let lookups = 0;
-    for (let i = step + 1; i < order.length; i++) {
-      left += st.costs[order[i] as number] as number;
-      lookups += (st.expansions[order[i] as number] as Expansion[]).length;
-    }
-    if (left < pruning.floorCostFactor * (touchedCount + top.capacity * FLOOR_CANDIDATES * lookups * 16)) return null;
-    st.floor = Math.max(st.floor, answerFloor(st, step, touchedCount));
-    st.floorTouched = touchedCount;
-    if (!(reach < st.floor)) return null;
-  }
-  let count = 0;
-  for (let i = 0; i < touchedCount; i++) {
-    const d = st.touched[i] as number;
-    if ((st.matchedCount[d] as number) > 0) into[count++] = d;
-  }
-  return into.subarray(0, count).sort();
-}
-
-/**
- * A floor under the k-th best score of the documents found so far: the most promising of them
- * (by what their words read so far already make sure of) get the words left looked up, and
- * their scores bounded from below without proximity (a bonus) and with float slack.
- */
-function answerFloor(st: LooseState, step: number, touchedCount: number): number {
-  const { seg, n, total, matchedCount, weakCount, touched } = st;
-  const k = st.top.capacity;
-  const c = k * FLOOR_CANDIDATES;
-  if (k === 0 || touchedCount < k) return Number.NEGATIVE_INFINITY;
-  const lowerBound = (sum: number, m: number, weak: number, d: number): number =>
-    (sum * (MISSING_WORD_POW[n - m] ?? Math.pow(MISSING_WORD_FACTOR, n - m)) * (DESC_ONLY_POW[weak] ?? 0) * (1 + PRIOR_WEIGHT * (seg.quality[d] as number))) / SUM_SLACK;
-  // the c most promising documents, in a min-heap by their bound so far
-  const heapKey = new Float64Array(c);
-  const heapDoc = new Int32Array(c);
-  let size = 0;
-  for (let i = 0; i < touchedCount; i++) {
-    const d = touched[i] as number;
-    const m = matchedCount[d] as number;
-    if (m === 0) continue;
-    const lb = lowerBound(total[d] as number, m, weakCount[d] as number, d);
-    if (size < c) {
-      let j = size++;
-      while (j > 0) {
-        const up = (j - 1) >> 1;
-        if ((heapKey[up] as number) <= lb) break;
-        heapKey[j] = heapKey[up] as number;
-        heapDoc[j] = heapDoc[up] as number;
-        j = up;
-      }
-      heapKey[j] = lb;
-      heapDoc[j] = d;
-    } else if (lb > (heapKey[0] as number)) {
-      siftDown(heapKey, heapDoc, size, lb, d);
-    }
-  }
-  // their words left, looked up
-  const postDocs = seg.postDocs;
-  const postTf = seg.postTf;
-  const D = seg.docCount;
-  const finals: number[] = [];
-  for (let i = 0; i < size; i++) {
-    const d = heapDoc[i] as number;
-    let sum = total[d] as number;
-    let m = matchedCount[d] as number;
-    let weak = weakCount[d] as number;
-    for (let r = step + 1; r < st.order.length; r++) {
-      const w = st.order[r] as number;
-      const list = st.expansions[w] as Expansion[];
-      let best = 0;
-      let bestWeak = 0;
-      let found = false;
-      for (let x = 0; x < list.length; x++) {
-        const t = (st.termIds[w] as number[])[x] as number;
-        if (t < 0) continue;
-        const from = seg.postOffsets[t] as number;
-        const to = seg.postOffsets[t + 1] as number;
-        if (to - from > LOOSE_MAX_SHARE * D) continue;
-        let lo = from;
-        let hi = to;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if ((postDocs[mid] as number) < d) lo = mid + 1;
-          else hi = mid;
-        }
-        if (lo === to || postDocs[lo] !== d) continue;
-        found = true;
-        const cached = impactsOf(seg, st.norms, st.impactCache, false, t, from, to);
-        const s = ((st.idfs[w] as number[])[x] as number) * (list[x] as Expansion).factor * (cached === undefined ? impactAt(postTf, st.norms, lo, d) : (cached[lo - from] as number));
-        if (s > best) {
-          best = Math.fround(s);
-          bestWeak = ((postTf[lo] as number) & STRONG_FIELDS) === 0 ? 1 : 0;
-        }
-      }
-      if (found) {
-        sum += best;
-        m++;
-        weak += bestWeak;
-      }
-    }
-    finals.push(lowerBound(sum, m, weak, d));
-  }
-  if (finals.length < k) return Number.NEGATIVE_INFINITY;
-  finals.sort((a, b) => b - a);
-  return finals[k - 1] as number;
-}
 
 /** The state of a pass after the head (see HeadState): `docs` are the documents with every head word. */
 function keepHead(docs: Int32Array, total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, n: number, h: number): HeadState {
