@@ -6,7 +6,9 @@
 // its best expansion; words add up; documents missing words are ranked below complete matches;
 // words found next to each other, in order, at the start of the title earn a proximity bonus;
 // a popularity/rating prior breaks near-ties. Documents are accumulated in dense scratch arrays
-// per segment, so cost follows the postings touched.
+// per segment, so cost follows the postings touched; a pass with one word required reads each
+// expansion's best postings first and stops once nothing left can make the answer (topOneWord).
+// Every shortcut gives the full scan's answer, to the last bit of every score.
 import type { AnalyzedQuery, QueryWord } from '../../node/runtime/text/analyze-query.js';
 import { FIELD_COUNT } from './doc-fields.js';
 import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js';
@@ -804,7 +806,7 @@ function topOneWord(
   };
   for (let j = 0; j < L; j++) {
     bound[j] = boundOf(j);
-    heap.push(j);
+    if ((ranked[j] as RankedPostings).postings.length > 0) heap.push(j);
   }
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) place(i);
 
