@@ -428,14 +428,15 @@ function searchSegment(
   const postTf = seg.postTf;
   const postPos = seg.postPos;
   const termIds = expansions.map((list) => list.map((e) => (e.seg === seg ? e.id : seg.terms.get(e.term))));
+  // with every word required: the postings of each word's expansions, to read the rarest first
+  const cost = all ? termIds.map((ids) => postingsOf(seg, ids)) : [];
   // one word required (a one-word query, or a pass leaving out the other of two): its best postings
   if (active.length === 1 && all && impactCache !== null && docFactor === null) {
     const w = active[0] as number;
-    const ids = termIds[w] as number[];
     // the head of a two-word query, memoized by its pass with both words, costs less still
     const memoizedHead = head !== null && n === 2 && w === 0 && predicate === null && headMemo.of(norms).get(head) !== undefined;
-    if (!memoizedHead && postingsOf(seg, ids) >= pruning.oneWordMinPostings) {
-      const found = topOneWord(snapshot, seg, segIndex, expansions[w] as Expansion[], ids, idfs[w] as number[], w, n, norms, impactCache, predicate, top);
+    if (!memoizedHead && (cost[w] as number) >= pruning.oneWordMinPostings) {
+      const found = topOneWord(snapshot, seg, segIndex, expansions[w] as Expansion[], termIds[w] as number[], idfs[w] as number[], w, n, norms, impactCache, predicate, top);
       if (found >= 0) return found;
     }
   }
@@ -453,7 +454,6 @@ function searchSegment(
   let headCache: ClearingMemo<string, HeadState> | null = null;
   let headState: HeadState | undefined;
   if (all) {
-    const cost = termIds.map((ids) => ids.reduce((sum, t) => sum + (t < 0 ? 0 : (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number)), 0));
     order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
     if (cost[order[0] as number] === 0) return 0;
     if (head !== null && predicate === null && impactCache !== null && order.slice(0, h).every((w) => w < h) && (na === h || order[h] === h)) {
@@ -537,12 +537,7 @@ function searchSegment(
             hi += step2;
             step2 <<= 1;
           }
-          if (hi > to) hi = to;
-          while (lo < hi) {
-            const mid = (lo + hi) >>> 1;
-            if ((postDocs[mid] as number) < d) lo = mid + 1;
-            else hi = mid;
-          }
+          lo = firstAtLeast(postDocs, lo, Math.min(hi, to), d);
           if (lo < to && postDocs[lo] === d) scorePosting(lo, d, termIdf, cached === undefined ? impactAt(postTf, norms, lo, d) : (cached[lo - from] as number), e);
         }
         continue;
@@ -601,9 +596,8 @@ function searchSegment(
       const prior = 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
       // most documents of a loose pass cannot make the answer even with the best proximity
       if (docFactor !== null || (total[d] as number) * missing * weakFactor * MAX_PROXIMITY * prior * BOUND_SLACK >= floor) {
-        let score = total[d] as number;
-        if (m < n) score *= missing;
-        if (weak > 0) score *= weakFactor;
+        // the factors are exactly 1 when no word is missing or weak
+        let score = (total[d] as number) * missing * weakFactor;
         score *= proximity(pos, d, n);
         score *= prior;
         const f = docFactor === null ? 1 : docFactor(d);
@@ -652,13 +646,14 @@ const BOUND_SLACK = 1 + 1e-6;
  */
 export const pruning = { oneWordMinPostings: 1024 };
 
+/** The postings of terms `ids` in `seg` (-1: not in the segment). */
 function postingsOf(seg: Segment, ids: number[]): number {
   let sum = 0;
   for (const t of ids) if (t >= 0) sum += (seg.postOffsets[t + 1] as number) - (seg.postOffsets[t] as number);
   return sum;
 }
 
-/** A one-word query that looks at more documents than this (times the answer's size) scans instead. */
+/** A one-word walk that takes more postings than this (times the answer's size) scans instead. */
 const ONE_WORD_BUDGET = 8;
 
 function rankedPostings(seg: Segment, norms: Float32Array, memo: ClearingMemo<number, RankedPostings>, impactCache: ClearingMemo<number, Float64Array>, t: number): RankedPostings {
@@ -869,18 +864,8 @@ function topOneWord(
       const t = terms[y] as number;
       const from = seg.postOffsets[t] as number;
       const to = seg.postOffsets[t + 1] as number;
-      let lo = from;
-      if (y === j) {
-        lo = p0;
-      } else {
-        let hi = to;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if ((postDocs[mid] as number) < d) lo = mid + 1;
-          else hi = mid;
-        }
-        if (lo === to || postDocs[lo] !== d) continue;
-      }
+      const lo = y === j ? p0 : firstAtLeast(postDocs, from, to, d);
+      if (lo === to || postDocs[lo] !== d) continue;
       const s = f * impactOf(y, lo, d);
       if (s > best) {
         best = Math.fround(s);
@@ -918,6 +903,16 @@ function keepHead(docs: Int32Array, total: Float32Array, typos: Float32Array, we
     for (let w = 0; w < h; w++) st.pos[i * h + w] = pos[d * n + w] as number;
   }
   return st;
+}
+
+/** The first index in `[lo, hi)` of the ascending `docs` holding `d` or more (`hi` when none does). */
+function firstAtLeast(docs: Uint32Array, lo: number, hi: number, d: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((docs[mid] as number) < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The first `n` of `docs`, sorted ascending in place (one expansion's documents already are). */
