@@ -595,7 +595,7 @@ function searchSegment(
       const weakFactor = weak > 0 ? (DESC_ONLY_POW[weak] ?? Math.pow(DESC_ONLY_FACTOR, weak)) : 1;
       const prior = 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
       // most documents of a loose pass cannot make the answer even with the best proximity
-      if (docFactor !== null || (total[d] as number) * missing * weakFactor * MAX_PROXIMITY * prior * BOUND_SLACK >= floor) {
+      if (docFactor !== null || !pruning.skipUnreachable || (total[d] as number) * missing * weakFactor * MAX_PROXIMITY * prior * BOUND_SLACK >= floor) {
         // the factors are exactly 1 when no word is missing or weak
         let score = (total[d] as number) * missing * weakFactor;
         score *= proximity(pos, d, n);
@@ -641,10 +641,12 @@ const rankedMemo = new MemoPerOwner<Float32Array, number, RankedPostings>(
 /** Float rounding between a key times the idf and the score it bounds (a float32 sum on the way). */
 const BOUND_SLACK = 1 + 1e-6;
 /**
- * Fewer postings than this over a one-word pass's expansions are scanned: the walk costs more to
- * set up (tests set it to 0 to take the walk on small data).
+ * Fewer postings than `oneWordMinPostings` over a one-word pass's expansions are scanned: the walk
+ * costs more to set up (tests set it to 0 to take the walk on small data). `skipUnreachable`: the
+ * final pass leaves out documents that cannot reach the answer (tests turn it off for the
+ * reference they compare with).
  */
-export const pruning = { oneWordMinPostings: 1024 };
+export const pruning = { oneWordMinPostings: 1024, skipUnreachable: true };
 
 /** The postings of terms `ids` in `seg` (-1: not in the segment). */
 function postingsOf(seg: Segment, ids: number[]): number {
