@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     // segment builds, merges and first loads run here, off the event loop (closed after the node);
     // SUGGEST_SEGMENT_THREADS=0 builds everything on the event loop instead
     const segmentThreads = Number(process.env.SUGGEST_SEGMENT_THREADS ?? 2);
-    const segmentPool = Number.isInteger(segmentThreads) && segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads }) : null;
+    const segmentPool = Number.isInteger(segmentThreads) && segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads, graphDir: path.join(config.dataDir, 'engine', 'graph-builds') }) : null;
     if (segmentPool) closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
     // autocomplete is answered here, beside the event loop, over the same segment memory
@@ -117,7 +117,8 @@ async function main(): Promise<void> {
         ? new QueryPool({ threads: queryThreads, graphDir: path.join(config.dataDir, 'engine', 'query-graphs'), memoBudgetBytes: threadMemoBytes, log: logger })
         : null;
     if (queryPool) closers.unshift(() => queryPool.close());
-    const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool, queryPool });
+    // SUGGEST_GRAPH_THREAD=0: ANN graphs are built in slices on the event loop, not on the segment pool's graph thread
+    const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool, queryPool, graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0' });
     memoBudget.setLimit(queryPool ? memoBudgetBytes - queryThreads * threadMemoBytes : memoBudgetBytes);
     registerMemoMetrics(() => (queryPool ? sumMemoStats(memoBudget.stats(), queryPool.memoStatistics()) : memoBudget.stats()));
     registerQueryPoolMetrics(queryPool);

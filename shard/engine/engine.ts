@@ -24,7 +24,7 @@ import type { AutocompleteMode, AutocompleteRequest, AutocompleteResult, Autocom
 import { HashedNgramEmbedder, type Embedder } from './embedder.js';
 import type { FilterSpec } from './filters.js';
 import { DEFAULT_AUTOCOMPLETE_MODE, type VectorBackendTiming, type VectorBenchmark, type VectorDebug } from './types.js';
-import { VectorGraphs, type VectorGraphOptions } from './vector-graphs.js';
+import { VectorGraphs, type GraphBuilder, type VectorGraphOptions } from './vector-graphs.js';
 import { DEFAULT_VECTOR_BACKEND, VECTOR_BACKENDS, dotRow, type GraphIndex, type VectorBackend } from './vector-index.js';
 import { searchable, vectorSearch, type VectorHit, type VectorSearchResult } from './vector-search.js';
 
@@ -184,6 +184,11 @@ export class SuggestEngine {
   graphStatus(backend: VectorBackend): { ready: boolean; built: number; total: number } {
     const { ready, built, total } = this.graphs.status(this.snapshot().segments, backend);
     return { ready, built, total };
+  }
+
+  /** ANN graphs are built by `builder` (another thread) from now on; null: in slices on this thread. */
+  useGraphBuilder(builder: GraphBuilder | null): void {
+    this.graphs.useBuilder(builder);
   }
 
   /** The complete graph of `segment` for `backend`, or null (none needed, or still building). */

@@ -1,7 +1,9 @@
 // The ANN graphs of an engine's segments, one per (segment, library), built lazily: the first
-// vector query on a segment asks for its graph, which is then built in small time slices on the
-// owning thread (timers, never more than `sliceMs` at a time), so a query never waits for a
-// build; until the graph is complete the segment is answered by an exact scan. Small segments
+// vector query on a segment asks for its graph, which is then built on another thread when the
+// owner was given a `GraphBuilder` (the node's graph thread: it writes the graph to a file the
+// owner reads), otherwise in small time slices on the owning thread (timers, never more than
+// `sliceMs` at a time), so a query never waits for a build; until the graph is complete the
+// segment is answered by an exact scan. Small segments
 // never get a graph: scanning them is cheaper than searching one. Graphs are derived data, not
 // part of the engine snapshot, and a segment that leaves the engine (merged, compacted) takes its
 // graphs with it. Complete graphs can be written beside a snapshot (`save`) and read back with it
@@ -27,6 +29,15 @@ export interface VectorGraphOptions {
 }
 
 export type BuildMode = 'background' | 'sync' | 'external';
+
+/**
+ * Builds the graph of a segment's vectors on another thread and writes it (`GraphIndex.save`) to
+ * a file it returns; the owner reads the file and removes it. Built from the same vectors in the
+ * same order as a build in slices, so the graph is the same.
+ */
+export interface GraphBuilder {
+  buildGraph(seg: Segment, backend: VectorBackend, params: GraphParams): Promise<string>;
+}
 
 /** What a query searched a segment with. */
 export interface SegmentVectorIndex {
@@ -70,9 +81,25 @@ export class VectorGraphs {
   private timer: NodeJS.Timeout | null = null;
   private waiters: (() => void)[] = [];
   private closed = false;
+  private builder: GraphBuilder | null = null;
+  /** graphs built by the builder, and those it failed (then built in slices here) */
+  private readonly elsewhere = { built: 0, failed: 0 };
 
   constructor(options: VectorGraphOptions = {}) {
     this.opts = { ...DEFAULTS, graph: {}, ...stripUndefined(options) };
+  }
+
+  /**
+   * Background builds from now on go to `builder` (null: slices on this thread). A build the
+   * builder fails is done in slices here instead.
+   */
+  useBuilder(builder: GraphBuilder | null): void {
+    this.builder = builder;
+  }
+
+  /** Graphs the builder built, and those it failed. */
+  get builtElsewhere(): { built: number; failed: number } {
+    return { ...this.elsewhere };
   }
 
   /** The exact scan of a segment (always available). */
@@ -257,12 +284,48 @@ export class VectorGraphs {
       g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
       m.set(backend, g);
       if (this.opts.build === 'sync') g.buildUntil(Infinity);
-      else if (!this.closed) {
-        this.queue.push(g);
-        this.schedule();
-      }
+      else if (this.closed) return g;
+      else if (this.builder !== null) this.buildElsewhere(this.builder, seg, backend, g);
+      else this.buildInSlices(g);
     }
     return g;
+  }
+
+  private buildInSlices(g: GraphIndex): void {
+    this.queue.push(g);
+    this.schedule();
+  }
+
+  /** `g` (empty) takes the graph the builder writes; on failure it is built in slices here. */
+  private buildElsewhere(builder: GraphBuilder, seg: Segment, backend: VectorBackend, g: GraphIndex): void {
+    const current = () => !this.closed && this.graphs.get(seg)?.get(backend) === g;
+    builder.buildGraph(seg, backend, this.opts.graph).then(
+      (file) => {
+        let ok: boolean;
+        try {
+          ok = current() && g.load(file);
+        } catch {
+          ok = false;
+        } finally {
+          rmSync(file, { force: true });
+        }
+        if (ok) {
+          this.elsewhere.built++;
+          this.wake();
+        } else if (current()) this.failedElsewhere(seg, backend);
+      },
+      () => {
+        if (current()) this.failedElsewhere(seg, backend);
+      },
+    );
+  }
+
+  /** A fresh graph (a failed read may have left the first one in any state) built in slices here. */
+  private failedElsewhere(seg: Segment, backend: VectorBackend): void {
+    this.elsewhere.failed++;
+    const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+    this.graphs.get(seg)?.set(backend, g);
+    this.buildInSlices(g);
   }
 
   private schedule(): void {

@@ -37,6 +37,11 @@ export interface SearchHostOptions {
   log?: Logger;
   /** worker threads for segment builds and merges; without one, everything is built in place */
   pool?: SegmentPool | null;
+  /**
+   * ANN graphs built on the pool's graph thread (default, with a pool); false: in 4 ms slices on
+   * the event loop (no second copy of a graph in memory while it is handed over)
+   */
+  graphsOnPool?: boolean;
   /** refresher settings (interval, in-place and pooled batch sizes) */
   refresh?: Omit<EngineRefresherOptions, 'pool' | 'log'>;
   /** the node's embeddings endpoint for fts_rerank (default: from SUGGEST_EMBEDDINGS_*; null: none) */
@@ -256,6 +261,8 @@ export class SearchHost implements QueryHandler {
 
   private async load(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> {
     const engine = await this.loadEngine(store, ref);
+    // ANN graphs are built on the pool's graph thread, not in slices on the event loop
+    if (this.pool !== null && this.opts.graphsOnPool !== false) engine.useGraphBuilder(this.pool);
     const behavior = new BehaviorModel((id) => {
       const doc = engine.get(id);
       if (!doc) return null;

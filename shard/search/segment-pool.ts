@@ -2,25 +2,47 @@
 // batches of fresh writes, merges of existing segments, and the first load of an index from its
 // stored documents. Segments come back as shared memory (SharedArrayBuffer arenas), so the
 // event loop only wraps them; queries never wait for a build unless they need its documents.
+// ANN graphs are built beside, on a graph thread of their own (one at most, so a long graph build
+// never holds up the segment builds that make writes visible), and come back as files.
+import { mkdirSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Piscina } from 'piscina';
 import { workerFile } from './worker-file.js';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import type { MergePlan } from '../engine/engine.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
-import type { SegmentTask } from './segment-worker.js';
+import type { GraphTask, SegmentTask } from './segment-worker.js';
+import type { GraphBuilder } from '../engine/vector-graphs.js';
+import type { GraphParams, VectorBackend } from '../engine/vector-index.js';
 
 export interface SegmentPoolOptions {
   /** worker threads (default 2) */
   threads?: number;
+  /** where graph files are written for their owners (emptied at start and close; default: a new temporary directory) */
+  graphDir?: string;
 }
 
-export class SegmentPool {
+export class SegmentPool implements GraphBuilder {
   private readonly pool: Piscina<SegmentTask, SharedSegment>;
+  private readonly graphPool: Piscina<GraphTask, string>;
+  private readonly graphDir: Promise<string>;
+  private nextGraph = 1;
   private closed = false;
 
   constructor(options: SegmentPoolOptions = {}) {
     const threads = Math.max(1, options.threads ?? 2);
     this.pool = new Piscina({ filename: workerFile('segment-worker.js'), minThreads: 1, maxThreads: threads, idleTimeout: 60_000 });
+    // the thread, and the graph library's memory it held, goes when no graph is being built
+    this.graphPool = new Piscina({ filename: workerFile('segment-worker.js'), name: 'buildGraph', minThreads: 0, maxThreads: 1, idleTimeout: 5_000 });
+    const dir = options.graphDir;
+    if (dir !== undefined) {
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+    }
+    this.graphDir = dir !== undefined ? Promise.resolve(dir) : mkdtemp(path.join(tmpdir(), 'suggest-graphs-'));
+    this.graphDir.catch(() => undefined);
     // load the engine's modules on a thread now, not when the first real build is waited for
     this.pool.run({ kind: 'documents', documents: [], minSupport: 2 }).catch(() => undefined);
   }
@@ -40,10 +62,19 @@ export class SegmentPool {
     return this.run({ kind: 'merge', segments: plan.segments.map((s) => s.toShared()), tombstones: [...plan.tombstones], minSupport });
   }
 
+  /** Builds the ANN graph of `seg` on the graph thread; resolves to the file it was written to (the caller removes it). */
+  async buildGraph(seg: Segment, backend: VectorBackend, params: GraphParams): Promise<string> {
+    if (this.closed) throw new Error('the segment pool is closed');
+    const file = path.join(await this.graphDir, `${this.nextGraph++}.${backend}`);
+    return this.graphPool.run({ vectors: seg.vectors, dims: seg.meta.vectorDims, backend, params, file });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.destroy();
+    await Promise.all([this.pool.destroy(), this.graphPool.destroy()]);
+    const dir = await this.graphDir.catch(() => null);
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
   }
 
   private async run(task: SegmentTask): Promise<Segment> {

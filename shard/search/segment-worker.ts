@@ -2,10 +2,13 @@
 // back its shared memory, so indexing a batch, merging segments and loading an index from its
 // stored documents never run on the event loop that answers queries. Everything in and out is
 // plain data: documents (or their stored msgpack bodies), or the shared memory of the segments
-// to merge with the tombstones the merge was planned with.
+// to merge with the tombstones the merge was planned with. `buildGraph` (the graph pool's
+// function) builds a segment's ANN graph from its shared vectors and writes it to a file.
+import { rmSync } from 'node:fs';
 import { decodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
 import { SegmentBuilder } from '../engine/segment-builder.js';
+import { createGraph, type GraphParams, type VectorBackend } from '../engine/vector-index.js';
 
 export type SegmentTask =
   | { kind: 'documents'; documents: SuggestDocument[]; minSupport: number }
@@ -30,4 +33,26 @@ export default function buildSegment(task: SegmentTask): SharedSegment {
       break;
   }
   return builder.build().toShared();
+}
+
+export interface GraphTask {
+  /** the segment's vectors (shared memory: not copied) */
+  vectors: Float32Array;
+  dims: number;
+  backend: VectorBackend;
+  params: GraphParams;
+  /** where the graph is written (the owner reads it once the task is done) */
+  file: string;
+}
+
+export function buildGraph(task: GraphTask): string {
+  const graph = createGraph(task.backend, task.vectors, task.dims, task.params);
+  graph.buildUntil(Infinity);
+  try {
+    graph.save(task.file);
+  } catch (err) {
+    rmSync(task.file, { force: true });
+    throw err;
+  }
+  return task.file;
 }
