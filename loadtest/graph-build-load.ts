@@ -18,7 +18,7 @@ import { REPO_ROOT } from './data/data-files.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundResult } from './load/load-round.js';
-import { provisionIndex, waitSettled } from './load/provision-service.js';
+import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 
 const { values } = parseArgs({
   options: {
@@ -62,6 +62,8 @@ async function measure(graphThread: boolean, docs: ReturnType<typeof loadCatalog
   const node = await startSingleNode({ env: { SUGGEST_GRAPH_THREAD: graphThread ? '1' : '0' } });
   try {
     const p = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'graphs', indexId: 'products', docs, log });
+    // the first query loads the index's engine: settled means settled after that
+    await waitSearchable(node.baseUrl, p.publicKey, typeahead[0]!);
     await waitSettled(node.baseUrl, p.privateKey, 'products', log);
     const headers = { 'x-api-key': p.publicKey };
     const base = { url: node.baseUrl, paths: typeahead, headers, pipelining: 1, timeoutS: 10, connections: num('connections'), rate: num('rate') };

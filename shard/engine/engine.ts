@@ -191,7 +191,12 @@ export class SuggestEngine {
     this.graphs.useBuilder(builder);
   }
 
-  /** The complete graph of `segment` for `backend`, or null (none needed, or still building). */
+  /** The file the graph builder wrote the complete graph of `segment` to (the engine removes it when the segment leaves), or null. */
+  graphFile(segment: Segment, backend: VectorBackend): string | null {
+    return this.graphs.fileOf(segment, backend);
+  }
+
+    /** The complete graph of `segment` for `backend`, or null (none needed, or still building). */
   completeGraph(segment: Segment, backend: VectorBackend): GraphIndex | null {
     return this.graphs.complete(segment, backend);
   }

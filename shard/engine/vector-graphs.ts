@@ -32,7 +32,8 @@ export type BuildMode = 'background' | 'sync' | 'external';
 
 /**
  * Builds the graph of a segment's vectors on another thread and writes it (`GraphIndex.save`) to
- * a file it returns; the owner reads the file and removes it. Built from the same vectors in the
+ * a file it returns, which the owner then holds: it reads (or maps) the file, hands it to query
+ * threads (`fileOf`) and removes it when the segment leaves. Built from the same vectors in the
  * same order as a build in slices, so the graph is the same.
  */
 export interface GraphBuilder {
@@ -84,6 +85,8 @@ export class VectorGraphs {
   private builder: GraphBuilder | null = null;
   /** graphs built by the builder, and those it failed (then built in slices here) */
   private readonly elsewhere = { built: 0, failed: 0 };
+  /** the files the builder wrote the complete graphs to, kept while their segment is here */
+  private readonly files = new Map<GraphIndex, string>();
 
   constructor(options: VectorGraphOptions = {}) {
     this.opts = { ...DEFAULTS, graph: {}, ...stripUndefined(options) };
@@ -154,7 +157,17 @@ export class VectorGraphs {
     return true;
   }
 
-  /** Forgets the graphs of segments that are no longer in the engine. */
+  /**
+   * The file the builder wrote the complete graph of `seg` to (`GraphIndex.save` format), or null.
+   * It stays until the segment leaves the engine or the engine closes: readers that map it (usearch)
+   * keep their mapping after it is removed.
+   */
+  fileOf(seg: Segment, backend: VectorBackend): string | null {
+    const g = this.complete(seg, backend);
+    return g === null ? null : (this.files.get(g) ?? null);
+  }
+
+  /** Forgets the graphs of segments that are no longer in the engine (and removes their files). */
   retain(segments: readonly Segment[]): void {
     const keep = new Set(segments);
     for (const seg of [...this.graphs.keys()]) {
@@ -165,9 +178,17 @@ export class VectorGraphs {
       for (const g of dropped.values()) {
         const at = this.queue.indexOf(g);
         if (at >= 0) this.queue.splice(at, 1);
+        this.removeFile(g);
       }
     }
     this.wake();
+  }
+
+  private removeFile(g: GraphIndex): void {
+    const file = this.files.get(g);
+    if (file === undefined) return;
+    this.files.delete(g);
+    rmSync(file, { force: true });
   }
 
   status(segments: readonly Segment[], backend: VectorBackend): GraphStatus {
@@ -260,9 +281,10 @@ export class VectorGraphs {
     return read;
   }
 
-  /** Stops building (the engine is being dropped). */
+  /** Stops building (the engine is being dropped) and removes the builder's files. */
   close(): void {
     this.closed = true;
+    for (const g of [...this.files.keys()]) this.removeFile(g);
     this.queue.length = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -299,20 +321,20 @@ export class VectorGraphs {
   /** `g` (empty) takes the graph the builder writes; on failure it is built in slices here. */
   private buildElsewhere(builder: GraphBuilder, seg: Segment, backend: VectorBackend, g: GraphIndex): void {
     const current = () => !this.closed && this.graphs.get(seg)?.get(backend) === g;
+    // read off the event loop (hnswlib), or mapped where the library can (usearch: the owner and
+    // the query threads that read the same file share its pages)
+    const read = (file: string) => (current() ? g.viewAsync(file).catch(() => false) : Promise.resolve(false));
     builder.buildGraph(seg, backend, this.opts.graph).then(
-      (file) => {
-        let ok: boolean;
-        try {
-          ok = current() && g.load(file);
-        } catch {
-          ok = false;
-        } finally {
-          rmSync(file, { force: true });
-        }
+      async (file) => {
+        const ok = (await read(file)) && current();
         if (ok) {
+          this.files.set(g, file);
           this.elsewhere.built++;
           this.wake();
-        } else if (current()) this.failedElsewhere(seg, backend);
+        } else {
+          rmSync(file, { force: true });
+          if (current()) this.failedElsewhere(seg, backend);
+        }
       },
       () => {
         if (current()) this.failedElsewhere(seg, backend);

@@ -203,7 +203,16 @@ export abstract class GraphIndex implements VectorIndex {
     return this.load(file);
   }
 
-  /** After a successful `load`: nothing is left to build. */
+  /** Like `view`, reading off the event loop where the library can (hnswlib); at once otherwise. */
+  viewAsync(file: string): Promise<boolean> {
+    try {
+      return Promise.resolve(this.view(file));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+    /** After a successful `load`: nothing is left to build. */
   protected loaded(): true {
     this.next = this.size;
     return true;
@@ -243,6 +252,17 @@ export class HnswlibVectorIndex extends GraphIndex {
     // the process when it is freed (hnswlib-node 3.0)
     const read = new hnswlib.HierarchicalNSW('ip', Math.max(1, this.dims));
     read.readIndexSync(file);
+    return this.take(read);
+  }
+
+  /** Reads on a libuv thread: a 100k-document graph is some 100 MB, too much to read on the event loop. */
+  override async viewAsync(file: string): Promise<boolean> {
+    const read = new hnswlib.HierarchicalNSW('ip', Math.max(1, this.dims));
+    await read.readIndex(file);
+    return this.take(read);
+  }
+
+  private take(read: hnswlib.HierarchicalNSW): boolean {
     if (read.getCurrentCount() !== this.size || read.getNumDimensions() !== Math.max(1, this.dims)) return false;
     read.setEf(this.params.efSearch);
     this.graph = read;

@@ -3,9 +3,9 @@
 // shared memory of its segments: SharedArrayBuffer arenas and tombstones, nothing copied) goes
 // only to a thread that answers that it lacks it, once per thread and version. The thread then
 // answers exactly what the owning engine would answer now, and reads see writes as they do on
-// the event loop. ANN graphs are built once, by the owning engine; each complete graph is written
-// to a file that every thread reads (query-worker.ts); `debug.vector.graph` reports the owner's
-// build progress. Typeahead and predict stay on the event loop: they take tens of microseconds,
+// the event loop. ANN graphs are built once, for the owning engine; every thread reads each
+// complete graph from a file (query-worker.ts): the one the engine's graph thread wrote, else one
+// written here; `debug.vector.graph` reports the owner's build progress. Typeahead and predict stay on the event loop: they take tens of microseconds,
 // less than a hand-off costs.
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -45,6 +45,8 @@ export interface QueryPoolOptions {
 interface SegmentShare {
   uid: number;
   graphs: QuerySegment['graphs'];
+  /** files the owning engine holds (written by its graph builder): never written nor removed here */
+  borrowed: Set<VectorBackend>;
   /** graph files being written, by library */
   saving: Map<VectorBackend, Promise<void>>;
   /** after a failed write: not before this time (ms) again */
@@ -207,9 +209,9 @@ export class QueryPool {
   }
 
   /**
-   * Starts the owner's graph builds for `backend` and writes each graph that is complete and not
-   * written yet to a file the threads read (once per segment and library; hnswlib writes off the
-   * event loop). The part's stamp moves once a file is there, so every thread reads it. Returns
+   * Starts the owner's graph builds for `backend` and gives the threads a file of each graph that
+   * is complete: the file the engine's graph thread wrote when there is one, otherwise one written
+   * here once per segment and library (hnswlib writes off the event loop). The part's stamp moves once a file is there, so every thread reads it. Returns
    * the writes in progress: a query waits for them rather than scan while a graph is there.
    */
   private shareGraphs(key: string, engine: SuggestEngine, state: PartState, backend: VectorBackend): Promise<void>[] {
@@ -222,6 +224,14 @@ export class QueryPool {
       if (share.graphs[backend] !== undefined || inProgress !== undefined || Date.now() < (share.retryAt[backend] ?? 0)) continue;
       const graph = engine.completeGraph(seg, backend);
       if (graph === null) continue;
+      // the engine's graph thread already wrote it: the threads read that file
+      const built = engine.graphFile(seg, backend);
+      if (built !== null) {
+        share.graphs[backend] = built;
+        share.borrowed.add(backend);
+        state.stamp++;
+        continue;
+      }
       const file = path.join(this.opts.graphDir, `${share.uid}.${backend}`);
       const started = performance.now();
       // written beside, then renamed: a thread never sees a partial file (usearch crashes the
@@ -257,7 +267,7 @@ export class QueryPool {
   private shareOf(seg: Segment): SegmentShare {
     let share = this.shares.get(seg);
     if (share === undefined) {
-      share = { uid: this.nextUid++, graphs: {}, saving: new Map(), retryAt: {} };
+      share = { uid: this.nextUid++, graphs: {}, borrowed: new Set(), saving: new Map(), retryAt: {} };
       this.shares.set(seg, share);
     }
     return share;
@@ -268,10 +278,12 @@ export class QueryPool {
       if (keep.has(seg)) continue;
       const graphs = this.shares.get(seg)?.graphs;
       if (graphs === undefined) continue;
+      const borrowed = this.shares.get(seg)?.borrowed;
       for (const backend of VECTOR_BACKENDS) {
         const file = graphs[backend];
-        if (file !== undefined) removeFile(file);
+        if (file !== undefined && borrowed?.has(backend) !== true) removeFile(file);
         delete graphs[backend];
+        borrowed?.delete(backend);
       }
     }
   }

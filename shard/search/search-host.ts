@@ -207,6 +207,8 @@ export class SearchHost implements QueryHandler {
     for (const [key, entry] of this.entries) {
       if (entry.partition !== partition) continue;
       if (entry.engine) this.refresher.forget(entry.engine);
+      // stops its graph builds and removes their files (a query in flight still answers)
+      entry.engine?.close();
       this.entries.delete(key);
       this.opts.queryPool?.forget(key);
     }

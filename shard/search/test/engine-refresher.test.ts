@@ -86,7 +86,7 @@ describe('ANN graphs built on the graph thread', () => {
       return index.search(q, 10);
     });
 
-  it('gives the graphs (hnswlib and usearch) a build on the owning thread gives, and leaves no file behind', async () => {
+  it('gives the graphs (hnswlib and usearch) a build on the owning thread gives, and keeps their files while the segment stays', async () => {
     const here = new VectorGraphs({ build: 'sync' });
     const there = new VectorGraphs();
     there.useBuilder(pool);
@@ -97,6 +97,10 @@ describe('ANN graphs built on the graph thread', () => {
     await there.whenReady([seg], 'usearch');
     expect(there.builtElsewhere).toEqual({ built: 2, failed: 0 });
     expect(answers(there, 'usearch')).toEqual(answers(here, 'usearch'));
+    // the files stay while the segment does (query threads read them), and go with it
+    expect(readdirSync(buildDir).sort()).toEqual(['1.hnswlib', '2.usearch']);
+    expect(there.fileOf(seg, 'usearch')).toBe(path.join(buildDir, '2.usearch'));
+    there.retain([]);
     expect(readdirSync(buildDir)).toEqual([]);
   });
 

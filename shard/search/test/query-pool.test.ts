@@ -1,7 +1,7 @@
 // The query pool on real worker threads (piscina) over real data (Best Buy, 3,291 products):
 // pooled answers equal the owning engine's, reads see writes and deletes at once, the owner's
-// ANN graphs reach the threads through files, and retired segments and forgotten parts take
-// their files with them.
+// ANN graphs reach the threads through files (the owner's, or those its graph thread wrote),
+// and retired segments and forgotten parts take their files with them.
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import type { AutocompleteRequest } from '../../engine/types.js';
 import { loadBestBuy } from '../../engine/test/helpers.js';
 import { HnswlibVectorIndex } from '../../engine/vector-index.js';
 import { QueryPool } from '../query-pool.js';
+import { SegmentPool } from '../segment-pool.js';
 
 const ids = (r: { suggestions: { id: string }[] }): string[] => r.suggestions.map((s) => s.id);
 
@@ -176,5 +177,45 @@ describe('query pool', () => {
     expect(readdirSync(graphDir)).toHaveLength(0);
     // a forgotten part is mirrored again on its next query
     expect(ids(await pool.autocomplete('p', engine, req))).toEqual(ids(engine.autocomplete(req)));
+  });
+
+  it('hands the threads the file the graph thread of the engine wrote: nothing is written again, and it goes with its segment', async () => {
+    const buildDir = path.join(dir, 'builds');
+    const segments = new SegmentPool({ threads: 1, graphDir: buildDir });
+    const own = new QueryPool({ threads: 2, graphDir: path.join(dir, 'own') });
+    const built = new SuggestEngine({ vectors: { exactBelow: 256 }, autoMerge: false });
+    try {
+      built.useGraphBuilder(segments);
+      built.upsert(docs.slice(0, 2000));
+      built.optimize();
+      for (const backend of ['hnswlib', 'usearch'] as const) {
+        const req: AutocompleteRequest = { query: 'wireless headphnes', mode: 'vector_only', debug: true, limit: 10, vectorBackend: backend };
+        expect((await own.autocomplete('b', built, req)).debug?.vector.method).toBe('exact');
+        await built.whenVectorsReady(backend);
+        const [seg] = built.currentSegments;
+        const file = built.graphFile(seg!, backend);
+        expect(file).not.toBeNull();
+        for (const a of await Promise.all(Array.from({ length: 6 }, () => own.autocomplete('b', built, req)))) {
+          expect(a.debug?.vector).toMatchObject({ method: 'ann', backend, graph: { ready: true } });
+          expect(ids(a)).toEqual(ids(built.autocomplete(req)));
+        }
+        expect(readdirSync(buildDir)).toContain(path.basename(file!));
+      }
+      // the pool wrote no graph of its own
+      expect(readdirSync(path.join(dir, 'own'))).toEqual([]);
+      // a merge retires the segment: the engine removes its files, the pool leaves them to it
+      const before = readdirSync(buildDir);
+      expect(before).toHaveLength(2);
+      built.upsert(docs.slice(2000, 2600));
+      built.optimize();
+      built.stats(); // the engine lets go of retired segments when it next looks at its segments
+      own.sweep();
+      for (const f of before) expect(existsSync(path.join(buildDir, f)), f).toBe(false);
+    } finally {
+      built.close();
+      await own.close();
+      await segments.close();
+    }
+    expect(existsSync(buildDir)).toBe(false);
   });
 });
