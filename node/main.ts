@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     // segment builds, merges and first loads run here, off the event loop (closed after the node);
     // SUGGEST_SEGMENT_THREADS=0 builds everything on the event loop instead
     const segmentThreads = Number(process.env.SUGGEST_SEGMENT_THREADS ?? 2);
-    const segmentPool = Number.isInteger(segmentThreads) && segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads, graphDir: path.join(config.dataDir, 'engine', 'graph-builds') }) : null;
+    const segmentPool = Number.isInteger(segmentThreads) && segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads, graphDir: path.join(config.dataDir, 'engine', 'graph-builds'), log: logger }) : null;
     if (segmentPool) closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
     // autocomplete is answered here, beside the event loop, over the same segment memory
@@ -122,6 +122,7 @@ async function main(): Promise<void> {
     memoBudget.setLimit(queryPool ? memoBudgetBytes - queryThreads * threadMemoBytes : memoBudgetBytes);
     registerMemoMetrics(() => (queryPool ? sumMemoStats(memoBudget.stats(), queryPool.memoStatistics()) : memoBudget.stats()));
     registerQueryPoolMetrics(queryPool);
+    registerGraphBuildMetrics(segmentPool);
     shardNode.setQueryHandler(search);
     shardNode.onChange(search.onChange);
     const initial = await coordinator.getPlacement();
@@ -260,6 +261,17 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
     ['suggest_query_pool_tasks_total', 'Tasks the query threads ran (a view sent again counts twice).', () => stats().completed],
     ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],
     ['suggest_query_pool_refused_total', 'Autocomplete queries refused with 503 because every query thread was busy and the queue full.', () => stats().refused],
+  ]);
+}
+
+/** The segment pool's graph thread on this process's registry (zeros without a pool). */
+function registerGraphBuildMetrics(pool: SegmentPool | null): void {
+  const stats = () => pool?.graphStatistics() ?? { inProgress: 0, built: 0, failed: 0, seconds: 0 };
+  metrics.sampled('gauge', [['suggest_graph_builds_in_progress', 'ANN graph builds waiting for the graph thread or running on it.', () => stats().inProgress]]);
+  metrics.sampled('counter', [
+    ['suggest_graph_builds_total', 'ANN graphs the graph thread built.', () => stats().built],
+    ['suggest_graph_build_failures_total', 'ANN graph builds that failed on the graph thread (then built in slices on the event loop).', () => stats().failed],
+    ['suggest_graph_build_seconds_total', 'Wall time of finished ANN graph builds on the graph thread, waiting included.', () => stats().seconds],
   ]);
 }
 

@@ -1,7 +1,8 @@
 // ANN graphs survive a restart of a real single-node process: they are written beside the engine
 // snapshot when the node stops and read back (only onto the same vectors) when it starts, so the
 // first vector query after a restart is answered by the graph, not by a full scan during a rebuild
-// (on the query threads, which read the graph the node loaded).
+// (on the query threads, which read the graph the node loaded). Graphs are built on the node's
+// graph thread, which /metrics counts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { ApiClient, waitFor } from './api-client.js';
@@ -30,6 +31,19 @@ afterAll(async () => {
   await node?.stop();
 });
 
+/** The graph thread's counters at /metrics. */
+async function graphBuilds(): Promise<{ total: number; failures: number; inProgress: number }> {
+  const r = await fetch(`${node.baseUrl}/metrics`, { headers: { 'x-api-key': node.adminKey } });
+  expect(r.status).toBe(200);
+  const text = await r.text();
+  const value = (name: string) => {
+    const m = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
+    expect(m, name).not.toBeNull();
+    return Number(m![1]);
+  };
+  return { total: value('suggest_graph_builds_total'), failures: value('suggest_graph_build_failures_total'), inProgress: value('suggest_graph_builds_in_progress') };
+}
+
 describe('ANN graphs across a restart', () => {
   it('answers vector queries from the saved graph right after a restart, with the same results', async () => {
     const ask = async (backend: string) => {
@@ -43,6 +57,10 @@ describe('ANN graphs across a restart', () => {
       await waitFor(async () => (await ask(backend)).debug?.vector?.method === 'ann', 120_000, `${backend} graph built`);
       before[backend] = await ask(backend);
     }
+    // built on the graph thread, not on the event loop
+    const built = await graphBuilds();
+    expect(built.total).toBeGreaterThanOrEqual(2);
+    expect(built).toMatchObject({ failures: 0, inProgress: 0 });
     await node.restart();
     await waitFor(async () => (await api().call('GET', '/readyz')).status === 200, 30_000, 'readyz after restart');
     for (const backend of ['hnswlib', 'usearch']) {
@@ -50,5 +68,7 @@ describe('ANN graphs across a restart', () => {
       expect(after.debug?.vector, backend).toMatchObject({ method: 'ann', graph: { ready: true } });
       expect(after.suggestions.map((s) => s.id), backend).toEqual(before[backend]!.suggestions.map((s) => s.id));
     }
+    // read back, not built again
+    expect(await graphBuilds()).toMatchObject({ total: 0, failures: 0, inProgress: 0 });
   }, 300_000);
 });

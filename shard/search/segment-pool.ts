@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import { workerFile } from './worker-file.js';
+import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import type { MergePlan } from '../engine/engine.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
@@ -22,6 +23,17 @@ export interface SegmentPoolOptions {
   threads?: number;
   /** where graph files are written for their owners (emptied at start and close; default: a new temporary directory) */
   graphDir?: string;
+  log?: Logger;
+}
+
+/** What the graph thread has done since start (for /metrics). */
+export interface GraphBuildStats {
+  /** builds waiting for the thread or running */
+  inProgress: number;
+  built: number;
+  failed: number;
+  /** wall time of the finished builds, waiting included */
+  seconds: number;
 }
 
 export class SegmentPool implements GraphBuilder {
@@ -30,8 +42,9 @@ export class SegmentPool implements GraphBuilder {
   private readonly graphDir: Promise<string>;
   private nextGraph = 1;
   private closed = false;
+  private readonly graphStats: GraphBuildStats = { inProgress: 0, built: 0, failed: 0, seconds: 0 };
 
-  constructor(options: SegmentPoolOptions = {}) {
+  constructor(private readonly options: SegmentPoolOptions = {}) {
     const threads = Math.max(1, options.threads ?? 2);
     this.pool = new Piscina({ filename: workerFile('segment-worker.js'), minThreads: 1, maxThreads: threads, idleTimeout: 60_000 });
     // the thread, and the graph library's memory it held, goes when no graph is being built
@@ -66,7 +79,30 @@ export class SegmentPool implements GraphBuilder {
   async buildGraph(seg: Segment, backend: VectorBackend, params: GraphParams): Promise<string> {
     if (this.closed) throw new Error('the segment pool is closed');
     const file = path.join(await this.graphDir, `${this.nextGraph++}.${backend}`);
-    return this.graphPool.run({ vectors: seg.vectors, dims: seg.meta.vectorDims, backend, params, file });
+    const started = performance.now();
+    const done = (ok: boolean) => {
+      const ms = performance.now() - started;
+      this.graphStats.inProgress--;
+      this.graphStats.seconds += ms / 1000;
+      if (ok) this.graphStats.built++;
+      else this.graphStats.failed++;
+      return Math.round(ms);
+    };
+    this.graphStats.inProgress++;
+    try {
+      const written = await this.graphPool.run({ vectors: seg.vectors, dims: seg.meta.vectorDims, backend, params, file });
+      this.options.log?.info('ANN graph built on the graph thread', { backend, documents: seg.docCount, ms: done(true) });
+      return written;
+    } catch (err) {
+      const ms = done(false);
+      if (!this.closed) this.options.log?.warn('ANN graph build failed on the graph thread; it is built on the event loop instead', { err, backend, documents: seg.docCount, ms });
+      throw err;
+    }
+  }
+
+  /** Graph builds since start. */
+  graphStatistics(): GraphBuildStats {
+    return { ...this.graphStats };
   }
 
   async close(): Promise<void> {
