@@ -186,9 +186,13 @@ export class SuggestEngine {
     return { ready, built, total };
   }
 
-  /** ANN graphs are built by `builder` (another thread) from now on; null: in slices on this thread. */
-  useGraphBuilder(builder: GraphBuilder | null): void {
-    this.graphs.useBuilder(builder);
+  /**
+   * ANN graphs are built by `builder` (another thread) from now on; null: in slices on this
+   * thread. `deferReads`: this engine's vector queries are answered elsewhere (query threads),
+   * so it reads an hnswlib graph's file only if it searches the graph itself.
+   */
+  useGraphBuilder(builder: GraphBuilder | null, opts: { deferReads?: boolean } = {}): void {
+    this.graphs.useBuilder(builder, opts);
   }
 
   /** The file the graph builder wrote the complete graph of `segment` to (the engine removes it when the segment leaves), or null. */

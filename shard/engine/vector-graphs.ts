@@ -83,6 +83,8 @@ export class VectorGraphs {
   private waiters: (() => void)[] = [];
   private closed = false;
   private builder: GraphBuilder | null = null;
+  /** builder's files are read only when this thread first searches the graph (hnswlib: `GraphIndex.defer`) */
+  private deferReads = false;
   /** graphs built by the builder, and those it failed (then built in slices here) */
   private readonly elsewhere = { built: 0, failed: 0 };
   /** the files the builder wrote the complete graphs to, kept while their segment is here */
@@ -94,10 +96,12 @@ export class VectorGraphs {
 
   /**
    * Background builds from now on go to `builder` (null: slices on this thread). A build the
-   * builder fails is done in slices here instead.
+   * builder fails is done in slices here instead. With `deferReads` (an owner whose vector
+   * searches run on query threads), an hnswlib file is read here only if this thread searches it.
    */
-  useBuilder(builder: GraphBuilder | null): void {
+  useBuilder(builder: GraphBuilder | null, opts: { deferReads?: boolean } = {}): void {
     this.builder = builder;
+    this.deferReads = opts.deferReads === true;
   }
 
   /** Graphs the builder built, and those it failed. */
@@ -119,7 +123,12 @@ export class VectorGraphs {
   indexFor(seg: Segment, backend: VectorBackend): SegmentVectorIndex {
     if (!this.needsGraph(seg)) return { index: this.exactFor(seg), method: 'exact' };
     const g = this.opts.build === 'external' ? this.complete(seg, backend) : this.graphOf(seg, backend);
-    return g?.ready ? { index: g, method: 'ann' } : { index: this.exactFor(seg), method: 'exact' };
+    if (g?.ready === true) {
+      if (g.readDeferred()) return { index: g, method: 'ann' };
+      // a deferred file that turned out not to fit: scanned until it is built again
+      if (this.opts.build !== 'external') this.failedElsewhere(seg, backend);
+    }
+    return { index: this.exactFor(seg), method: 'exact' };
   }
 
   /** Starts building the graphs of these segments (no-op for those that have them or need none). */
@@ -323,7 +332,7 @@ export class VectorGraphs {
     const current = () => !this.closed && this.graphs.get(seg)?.get(backend) === g;
     // read off the event loop (hnswlib), or mapped where the library can (usearch: the owner and
     // the query threads that read the same file share its pages)
-    const read = (file: string) => (current() ? g.viewAsync(file).catch(() => false) : Promise.resolve(false));
+    const read = (file: string) => (!current() ? Promise.resolve(false) : this.deferReads ? Promise.resolve(g.defer(file)) : g.viewAsync(file).catch(() => false));
     builder.buildGraph(seg, backend, this.opts.graph).then(
       async (file) => {
         const ok = (await read(file)) && current();
@@ -345,6 +354,8 @@ export class VectorGraphs {
   /** A fresh graph (a failed read may have left the first one in any state) built in slices here. */
   private failedElsewhere(seg: Segment, backend: VectorBackend): void {
     this.elsewhere.failed++;
+    const failed = this.graphs.get(seg)?.get(backend);
+    if (failed !== undefined) this.removeFile(failed);
     const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
     this.graphs.get(seg)?.set(backend, g);
     this.buildInSlices(g);

@@ -7,7 +7,8 @@
 // Graphs are built incrementally: `buildUntil(deadline)` adds vectors until the deadline, so the
 // owner can build a large graph in small slices between queries (see vector-graphs.ts). Ordinals
 // (the document's position in its segment) are the graph labels.
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import hnswlib from 'hnswlib-node';
 import { Index as UsearchIndex, MetricKind, ScalarKind } from 'usearch';
 
@@ -212,7 +213,22 @@ export abstract class GraphIndex implements VectorIndex {
     }
   }
 
-    /** After a successful `load`: nothing is left to build. */
+  /**
+   * Takes a complete graph another thread wrote to `file` (which must stay until the index is
+   * dropped) without reading it where the library allows (hnswlib): it is read on the first
+   * `readDeferred`, so an owner whose searches all run on other threads never holds a copy.
+   * Elsewhere it is `view`.
+   */
+  defer(file: string): boolean {
+    return this.view(file);
+  }
+
+  /** Reads a deferred file (true: nothing deferred, or read; false: the file does not fit, the index must not be used). */
+  readDeferred(): boolean {
+    return true;
+  }
+
+  /** After a successful `load`: nothing is left to build. */
   protected loaded(): true {
     this.next = this.size;
     return true;
@@ -235,16 +251,40 @@ export class HnswlibVectorIndex extends GraphIndex {
     this.graph.setEf(this.params.efSearch);
   }
 
+  /** the complete graph's file, until it is read (`defer`) */
+  private deferred: string | null = null;
+
   // The binding reports a failed write by nothing at all: a file that is not there afterwards is
   // the failure.
   save(file: string): void {
-    this.graph.writeIndexSync(file);
+    if (this.deferred !== null) copyFileSync(this.deferred, file);
+    else this.graph.writeIndexSync(file);
     written(file);
   }
 
   override async saveAsync(file: string): Promise<void> {
-    await this.graph.writeIndex(file);
+    if (this.deferred !== null) await copyFile(this.deferred, file);
+    else await this.graph.writeIndex(file);
     written(file);
+  }
+
+  override defer(file: string): boolean {
+    if (!existsSync(file)) return false;
+    this.deferred = file;
+    return this.loaded();
+  }
+
+  override readDeferred(): boolean {
+    const file = this.deferred;
+    if (file === null) return true;
+    this.deferred = null;
+    try {
+      if (this.load(file)) return true;
+    } catch {
+      // unreadable: as a file that does not fit
+    }
+    this.next = 0;
+    return false;
   }
 
   load(file: string): boolean {
@@ -276,7 +316,7 @@ export class HnswlibVectorIndex extends GraphIndex {
   }
 
   search(query: Float32Array, k: number, accept?: (ord: number) => boolean, ef?: number): VectorHits {
-    if (this.next === 0 || k <= 0) return { ords: [], scores: [] };
+    if (this.next === 0 || k <= 0 || !this.readDeferred()) return { ords: [], scores: [] };
     this.graph.setEf(Math.max(ef ?? this.params.efSearch, k));
     const r = this.graph.searchKnn(Array.from(query), Math.min(k, this.next), accept);
     // hnswlib returns the nearest first; ties in distance keep its order
@@ -284,6 +324,7 @@ export class HnswlibVectorIndex extends GraphIndex {
   }
 
   bytes(): number {
+    if (this.deferred !== null) return 0;
     // per element: the vector, level-0 links (2M ids + count), label; upper levels are ~1/M of that
     const perElement = this.dims * 4 + (2 * this.params.m + 1) * 4 + 8;
     return Math.round(this.next * perElement * (1 + 1 / this.params.m));

@@ -263,8 +263,9 @@ export class SearchHost implements QueryHandler {
 
   private async load(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> {
     const engine = await this.loadEngine(store, ref);
-    // ANN graphs are built on the pool's graph thread, not in slices on the event loop
-    if (this.pool !== null && this.opts.graphsOnPool !== false) engine.useGraphBuilder(this.pool);
+    // ANN graphs are built on the pool's graph thread, not in slices on the event loop; with query
+    // threads, which answer every vector query, the engine does not hold an hnswlib copy itself
+    if (this.pool !== null && this.opts.graphsOnPool !== false) engine.useGraphBuilder(this.pool, { deferReads: this.opts.queryPool != null });
     const behavior = new BehaviorModel((id) => {
       const doc = engine.get(id);
       if (!doc) return null;

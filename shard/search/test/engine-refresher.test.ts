@@ -128,6 +128,44 @@ describe('ANN graphs built on the graph thread', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('defers reading an hnswlib file until the owner searches it, saves it as it is meanwhile, and rebuilds one that does not fit', async () => {
+    const here = new VectorGraphs({ build: 'sync' });
+    const deferred = new VectorGraphs();
+    deferred.useBuilder(pool, { deferReads: true });
+    await deferred.whenReady([seg], 'hnswlib');
+    // complete, but not held in memory
+    expect(deferred.status([seg], 'hnswlib')).toMatchObject({ ready: true, built: 3000, bytes: 0 });
+    const saved = mkdtempSync(path.join(tmpdir(), 'saved-graphs-'));
+    expect(deferred.save([seg], saved)).toBe(1);
+    const restored = new VectorGraphs();
+    expect(restored.load([seg], saved)).toBe(1);
+    expect(answers(restored, 'hnswlib')).toEqual(answers(here, 'hnswlib'));
+    rmSync(saved, { recursive: true, force: true });
+    // the first search reads it
+    expect(answers(deferred, 'hnswlib')).toEqual(answers(here, 'hnswlib'));
+    expect(deferred.status([seg], 'hnswlib').bytes).toBeGreaterThan(0);
+    deferred.retain([]);
+
+    // a deferred file that does not fit: the search that finds out scans, and the graph is built again here
+    const dir = mkdtempSync(path.join(tmpdir(), 'bad-deferred-'));
+    const garbage: GraphBuilder = {
+      buildGraph: () => {
+        const file = path.join(dir, 'g');
+        writeFileSync(file, 'not a graph');
+        return Promise.resolve(file);
+      },
+    };
+    const bad = new VectorGraphs();
+    bad.useBuilder(garbage, { deferReads: true });
+    await bad.whenReady([seg], 'hnswlib');
+    expect(bad.indexFor(seg, 'hnswlib').method).toBe('exact');
+    expect(bad.builtElsewhere).toEqual({ built: 1, failed: 1 });
+    expect(readdirSync(dir)).toEqual([]);
+    await bad.whenReady([seg], 'hnswlib');
+    expect(answers(bad, 'hnswlib')).toEqual(answers(here, 'hnswlib'));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('drops a graph that arrives for a segment the engine no longer has', async () => {
     const graphs = new VectorGraphs();
     graphs.useBuilder(pool);

@@ -185,7 +185,8 @@ describe('query pool', () => {
     const own = new QueryPool({ threads: 2, graphDir: path.join(dir, 'own') });
     const built = new SuggestEngine({ vectors: { exactBelow: 256 }, autoMerge: false });
     try {
-      built.useGraphBuilder(segments);
+      // as a node with query threads does: the engine itself never reads the hnswlib file
+      built.useGraphBuilder(segments, { deferReads: true });
       built.upsert(docs.slice(0, 2000));
       built.optimize();
       for (const backend of ['hnswlib', 'usearch'] as const) {
@@ -195,7 +196,10 @@ describe('query pool', () => {
         const [seg] = built.currentSegments;
         const file = built.graphFile(seg!, backend);
         expect(file).not.toBeNull();
-        for (const a of await Promise.all(Array.from({ length: 6 }, () => own.autocomplete('b', built, req)))) {
+        const pooled = await Promise.all(Array.from({ length: 6 }, () => own.autocomplete('b', built, req)));
+        // the engine holds no hnswlib copy: only the threads read the file (until the engine searches itself, below)
+        if (backend === 'hnswlib') expect(built.stats({ refresh: false }).bytes.graph_hnswlib).toBe(0);
+        for (const a of pooled) {
           expect(a.debug?.vector).toMatchObject({ method: 'ann', backend, graph: { ready: true } });
           expect(ids(a)).toEqual(ids(built.autocomplete(req)));
         }
