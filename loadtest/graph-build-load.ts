@@ -3,12 +3,12 @@
 // graph thread, 0 in 4 ms slices on the event loop), alternated and repeated, a fresh single
 // node gets the catalogue; typeahead keystrokes are offered at a fixed rate, first with no build
 // (quiet), then from the moment one vector query asks for the graph until it is complete. Reports
-// the build's wall time and typeahead's latency percentiles quiet and during the build, per way,
-// in the same run. Caches are bypassed; writes the JSON under loadtest/results/.
+// the build's wall time, typeahead's latency percentiles quiet and during the build, and the
+// node's resident memory once every query thread holds the graph, per way, in the same run. Caches are bypassed; writes the JSON under loadtest/results/.
 //
 //   node dist/loadtest/graph-build-load.js [--catalog bestbuy,homedepot] [--ways 1,0] [--repeat 2]
 //        [--rate 1000] [--connections 8] [--quiet 8] [--backend hnswlib] [--out FILE]
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,8 +44,21 @@ interface Outcome {
   graph_thread: boolean;
   documents: number;
   build_s: number;
+  /** the node's resident memory once the graph is built and read by every query thread */
+  rss_mb: number | null;
   quiet: LatencySummary & { rps: number; failed: number };
   during_build: LatencySummary & { rps: number; failed: number };
+}
+
+/** Resident memory of a process (Linux), MB. */
+function rssMb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Rounds of this length run back to back while the graph builds. */
@@ -99,7 +112,12 @@ async function measure(graphThread: boolean, docs: ReturnType<typeof loadCatalog
     await watching;
     const build_s = Math.round((builtAt - started) / 100) / 10;
     log(`graph thread ${graphThread ? 'on' : 'off'}: graph of ${p.documents} documents built in ${build_s} s`);
-    return { graph_thread: graphThread, documents: p.documents, build_s, quiet: summary(quietStats, [quiet]), during_build: summary(duringStats, during) };
+    // every query thread reads the graph, the graph thread (if any) exits: the node's memory then
+    for (let i = 0; i < 16; i++) await fetch(probe.replace('query=drill', `query=drill+${i}`), { headers });
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    const rss_mb = rssMb(node.process.child.pid);
+    log(`graph thread ${graphThread ? 'on' : 'off'}: resident memory ${rss_mb} MB`);
+    return { graph_thread: graphThread, documents: p.documents, build_s, rss_mb, quiet: summary(quietStats, [quiet]), during_build: summary(duringStats, during) };
   } finally {
     await node.stop();
   }
@@ -115,11 +133,11 @@ async function main(): Promise<void> {
   for (let i = 0; i < num('repeat'); i++) for (const w of ways) outcomes.push(await measure(w === '1', docs, typeahead));
   const ms = (x: number) => x.toFixed(2);
   console.log(`\ntypeahead offered at ${values.rate} req/s (${values.connections} conn., caches bypassed) on ${docs.length} documents while the ${values.backend} graph builds, ${os.cpus().length} CPUs\n`);
-  console.log('| graphs built | build s | typeahead | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | failed |');
-  console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| graphs built | build s | node RSS after, MB | typeahead | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | failed |');
+  console.log('|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const o of outcomes) {
     for (const [name, s] of [['quiet', o.quiet], ['during the build', o.during_build]] as const) {
-      console.log(`| ${o.graph_thread ? 'graph thread' : 'slices on the event loop'} | ${o.build_s} | ${name} | ${s.rps} | ${ms(s.p50_ms)} | ${ms(s.p90_ms)} | ${ms(s.p99_ms)} | ${ms(s.p999_ms)} | ${ms(s.max_ms)} | ${s.failed} |`);
+      console.log(`| ${o.graph_thread ? 'graph thread' : 'slices on the event loop'} | ${o.build_s} | ${o.rss_mb ?? 'n/a'} | ${name} | ${s.rps} | ${ms(s.p50_ms)} | ${ms(s.p90_ms)} | ${ms(s.p99_ms)} | ${ms(s.p999_ms)} | ${ms(s.max_ms)} | ${s.failed} |`);
     }
   }
   const out = values.out ?? path.join(REPO_ROOT, 'loadtest', 'results', `graph-build-load-${new Date().toISOString().slice(0, 10)}.json`);

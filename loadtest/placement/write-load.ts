@@ -2,6 +2,8 @@
 // settle benchmark: `concurrency` writers each POST batches to indexes round-robin, and every
 // acknowledged (200) document id is remembered, so the caller can prove afterwards that none
 // was lost. Failures are counted with their status and detail, and each write's latency is kept.
+import { percentile as nearestRank } from '../load/latency-stats.js';
+
 export interface WriteLoadOptions {
   urls: string[];
   key: string;
@@ -106,9 +108,7 @@ export class WriteLoad {
 
 /** Percentile of a list of numbers (nearest rank); NaN when empty. */
 export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return nearestRank([...values].sort((a, b) => a - b), p);
 }
 
 /** Ids missing from each index: every acknowledged id is listed back through the documents route. */
