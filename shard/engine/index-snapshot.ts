@@ -69,7 +69,6 @@ export class IndexSnapshot {
   private readonly dfCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 80 });
   private readonly fuzzyCache = new ClearingMemo<string, VocabularyMatch[]>({ maxEntries: 16_384, weightOf: (m) => m.length, entryBytes: 96, weightBytes: 48 });
   private readonly pairCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 96 });
-  private readonly norms = new Map<Segment, Float32Array>();
   private scratchF32: Float32Array[] = [];
   private scratchU16: Uint16Array | null = null;
   private scratchU8: Uint8Array[] = [];
@@ -171,16 +170,9 @@ export class IndexSnapshot {
     return result;
   }
 
-  /**
-   * Field weight over BM25 length normalization, per document and field of a segment, for the
-   * snapshot's own average lengths: `weights[f] / (1 - b[f] + b[f] * len / avg[f])`.
-   */
+  /** The field norms of a segment for the snapshot's own average lengths (see `normsFor`). */
   fieldNorms(seg: Segment, weights: readonly number[], b: readonly number[]): Float32Array {
-    let n = this.norms.get(seg);
-    if (n !== undefined) return n;
-    n = computeNorms(seg, weights, b, this.avgFieldLength);
-    this.norms.set(seg, n);
-    return n;
+    return normsFor(seg, weights, b, this.avgFieldLength);
   }
 
   private fuzzyTermsUncached(word: string, maxEdits: number, prefix: boolean, kind: VocabularyKind, limit: number): VocabularyMatch[] {
@@ -252,7 +244,46 @@ function scratch<T extends { length: number }>(list: T[], slot: number, n: numbe
   return a;
 }
 
-export function computeNorms(seg: Segment, weights: readonly number[], b: readonly number[], avg: readonly number[]): Float32Array {
+/**
+ * Average field lengths as BM25 uses them: on a grid of 1/128 of a power of two (within 0.4 % of
+ * the true average), so that a write, which moves the averages a hair, leaves the norms, and
+ * every memo keyed by them (posting impacts, ranked postings), as they were. They change once
+ * the corpus has changed enough to move an average past a grid step.
+ */
+export function gridAverage(avg: number): number {
+  if (!(avg > 0) || !Number.isFinite(avg)) return 1;
+  const step = 2 ** Math.floor(Math.log2(avg)) / 128;
+  return Math.round(avg / step) * step;
+}
+
+/** The last norms computed per segment (a segment is immutable: only the averages move them). */
+const segmentNorms = new WeakMap<Segment, { key: string; norms: Float32Array }[]>();
+/** Norms kept per segment: its own snapshot's, and shared statistics' of an index in parts. */
+const NORMS_PER_SEGMENT = 2;
+
+/**
+ * Field weight over BM25 length normalization, per document and field of a segment:
+ * `weights[f] / (1 - b[f] + b[f] * len / grid(avg[f]))`. The same array while the gridded
+ * averages stay (see `gridAverage`), whichever snapshot asks: memos keyed by it outlive writes.
+ */
+export function normsFor(seg: Segment, weights: readonly number[], b: readonly number[], avg: readonly number[]): Float32Array {
+  const grid = avg.map(gridAverage);
+  const key = `${grid.join(',')}|${weights.join(',')}|${b.join(',')}`;
+  let held = segmentNorms.get(seg);
+  if (held === undefined) segmentNorms.set(seg, (held = []));
+  const at = held.findIndex((h) => h.key === key);
+  if (at >= 0) {
+    const hit = held[at]!;
+    if (at > 0) held.unshift(...held.splice(at, 1));
+    return hit.norms;
+  }
+  const norms = computeNorms(seg, weights, b, grid);
+  held.unshift({ key, norms });
+  held.length = Math.min(held.length, NORMS_PER_SEGMENT);
+  return norms;
+}
+
+function computeNorms(seg: Segment, weights: readonly number[], b: readonly number[], avg: readonly number[]): Float32Array {
   const D = seg.docCount;
   const out = new Float32Array(D * FIELD_COUNT);
   for (let d = 0; d < D; d++) {

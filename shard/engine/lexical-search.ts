@@ -13,7 +13,7 @@ import type { AnalyzedQuery, QueryWord } from '../../node/runtime/text/analyze-q
 import { FIELD_COUNT } from './doc-fields.js';
 import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js';
 import { maxEditsFor, typoCost } from './fuzzy.js';
-import { computeNorms, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
+import { normsFor, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { NO_POSITION, TERM_PRIMARY, TERM_TOP_THRESHOLD, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, type Segment } from './segment.js';
 
@@ -153,7 +153,8 @@ function expandMemoized(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean
  * the idf left out: `tf (K1 + 1) / (K1 + tf)` over the field-weighted, length-normalized counts.
  * It depends only on the posting and the segment's norms, and the decoding of five packed
  * counts with a norm each was a third of a posting's cost, so the lists of the terms queries
- * scan are memoized per norms (per snapshot and segment), bounded by the postings they hold.
+ * scan are memoized per norms (per segment and gridded average lengths, so they outlive writes
+ * and serve shared statistics too: index-snapshot.ts `normsFor`), bounded by the postings they hold.
  */
 const MAX_MEMO_IMPACTS = 4_000_000;
 /** Shorter lists cost less to score than to look up. */
@@ -197,8 +198,9 @@ function impactsOf(seg: Segment, norms: Float32Array, memo: ClearingMemo<number,
  * Where a pass requiring every word stands once it has gone through the head of the query (every
  * word but the last): the documents with every head word, ascending, and their partial scores.
  * Typing repeats the head at every keystroke of the last word ("gears of w", "gears of wa"...),
- * and its words are often common ("2 in x 4"), so the state is memoized per head and per
- * snapshot and segment (per norms), bounded by the documents held.
+ * and its words are often common ("2 in x 4"), so the state is memoized per snapshot, segment
+ * and head (its scores carry the snapshot's idfs: not over shared statistics), bounded by the
+ * documents held.
  */
 interface HeadState {
   docs: Int32Array;
@@ -211,7 +213,7 @@ interface HeadState {
 const MAX_MEMO_HEAD_DOCS = 2_000_000;
 /** Heads are typed text: bounded in number too (a head whose words never meet holds no document). */
 const MAX_MEMO_HEADS = 65_536;
-const headMemo = new MemoPerOwner<Float32Array, string, HeadState>(
+const headMemo = new MemoPerOwner<IndexSnapshot, string, HeadState>(
   () => new ClearingMemo({ maxEntries: MAX_MEMO_HEADS, maxWeight: MAX_MEMO_HEAD_DOCS, weightOf: (st) => st.docs.length, entryBytes: 200, weightBytes: 24 }),
 );
 
@@ -421,9 +423,13 @@ function searchSegment(
   let wordTouchedCount = 0;
   const tomb = seg.tombstones;
   const hasDeletes = seg.deletedCount > 0;
-  // the snapshot's norms live as long as it does; norms over shared statistics are per query
-  const norms = options.stats === undefined ? snapshot.fieldNorms(seg, FIELD_WEIGHTS, FIELD_B) : computeNorms(seg, FIELD_WEIGHTS, FIELD_B, avg);
-  const impactCache = options.stats === undefined ? impactMemo.of(norms) : null;
+  // the same norms while the (gridded) average lengths stay, over writes and shared statistics
+  // alike, and with them the memos of impacts and ranked postings
+  const norms = normsFor(seg, FIELD_WEIGHTS, FIELD_B, avg);
+  const impactCache = pruning.memos ? impactMemo.of(norms) : null;
+  // heads hold scores with the query's idfs: per snapshot, and not over shared statistics
+  const heads = impactCache !== null && options.stats === undefined ? headMemo.of(snapshot) : null;
+  const headKey = `${segIndex}\0${head ?? ''}`;
   const postDocs = seg.postDocs;
   const postTf = seg.postTf;
   const postPos = seg.postPos;
@@ -434,7 +440,7 @@ function searchSegment(
   if (active.length === 1 && all && impactCache !== null && docFactor === null) {
     const w = active[0] as number;
     // the head of a two-word query, memoized by its pass with both words, costs less still
-    const memoizedHead = head !== null && n === 2 && w === 0 && predicate === null && headMemo.of(norms).get(head) !== undefined;
+    const memoizedHead = heads !== null && head !== null && n === 2 && w === 0 && predicate === null && heads.get(headKey) !== undefined;
     if (!memoizedHead && (cost[w] as number) >= pruning.oneWordMinPostings) {
       const found = topOneWord(snapshot, seg, segIndex, expansions[w] as Expansion[], termIds[w] as number[], idfs[w] as number[], w, n, norms, impactCache, predicate, top);
       if (found >= 0) return found;
@@ -456,9 +462,9 @@ function searchSegment(
   if (all) {
     order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
     if (cost[order[0] as number] === 0) return 0;
-    if (head !== null && predicate === null && impactCache !== null && order.slice(0, h).every((w) => w < h) && (na === h || order[h] === h)) {
-      headCache = headMemo.of(norms);
-      headState = headCache.get(head);
+    if (heads !== null && head !== null && predicate === null && order.slice(0, h).every((w) => w < h) && (na === h || order[h] === h)) {
+      headCache = heads;
+      headState = headCache.get(headKey);
     }
   }
   /** Scores posting `p` (of document `d`, impact `impact`) for the current word: keeps the word's best expansion. */
@@ -553,7 +559,7 @@ function searchSegment(
       }
     }
     if (all && wordTouchedCount === 0) {
-      if (headCache !== null && step < h) headCache.set(head as string, keepHead(new Int32Array(0), total, typos, weakCount, pos, n, h));
+      if (headCache !== null && step < h) headCache.set(headKey, keepHead(new Int32Array(0), total, typos, weakCount, pos, n, h));
       break;
     }
     for (let i = 0; i < wordTouchedCount; i++) {
@@ -576,7 +582,7 @@ function searchSegment(
       runningCount = wordTouchedCount;
       if (headCache !== null && step === h - 1 && headState === undefined) {
         const st = keepHead(runningDocs.subarray(0, runningCount), total, typos, weakCount, pos, n, h);
-        headCache.set(head as string, st);
+        headCache.set(headKey, st);
         running = st.docs;
       }
     }
@@ -644,9 +650,10 @@ const BOUND_SLACK = 1 + 1e-6;
  * Fewer postings than `oneWordMinPostings` over a one-word pass's expansions are scanned: the walk
  * costs more to set up (tests set it to 0 to take the walk on small data). `skipUnreachable`: the
  * final pass leaves out documents that cannot reach the answer (tests turn it off for the
- * reference they compare with).
+ * reference they compare with). `memos` false: no memo of impacts, ranked postings or heads,
+ * and so no walk either (the tests' full-scan reference).
  */
-export const pruning = { oneWordMinPostings: 1024, skipUnreachable: true };
+export const pruning = { oneWordMinPostings: 1024, skipUnreachable: true, memos: true };
 
 /** The postings of terms `ids` in `seg` (-1: not in the segment). */
 function postingsOf(seg: Segment, ids: number[]): number {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { analyzeQuery } from '../../../node/runtime/text/analyze-query.js';
-import { IndexSnapshot } from '../index-snapshot.js';
+import { gridAverage, IndexSnapshot } from '../index-snapshot.js';
 import { lexicalSearch, pruning, type LexicalOptions } from '../lexical-search.js';
 import { SegmentBuilder } from '../segment-builder.js';
 import { random, randomWord } from './helpers.js';
@@ -112,9 +112,15 @@ describe('lexicalSearch', () => {
     // title length, so the first segment's impacts differ between the two snapshots
     const seg1 = new SegmentBuilder().addAll(Array.from({ length: 300 }, (_, i) => doc(`a${i}`, `lamp shade ${'x'.repeat(1 + (i % 7))} ${i % 3 === 0 ? 'lamp' : 'brass'}`))).build();
     const seg2 = new SegmentBuilder().addAll(Array.from({ length: 50 }, (_, i) => doc(`b${i}`, `lamp ${Array.from({ length: 12 }, (_, j) => `word${j}`).join(' ')} ${i}`))).build();
-    const fresh = (snap: IndexSnapshot, query: string) =>
-      // statistics passed in: impacts computed per query, never memoized
-      lexicalSearch(snap, analyzeQuery(query), { limit: 20, stats: { docCount: snap.docCount, avgFieldLength: snap.avgFieldLength, df: {} } }).hits;
+    const fresh = (snap: IndexSnapshot, query: string) => {
+      // no memo: impacts computed for this query
+      pruning.memos = false;
+      try {
+        return lexicalSearch(snap, analyzeQuery(query), { limit: 20 }).hits;
+      } finally {
+        pruning.memos = true;
+      }
+    };
     for (const snap of [new IndexSnapshot([seg1]), new IndexSnapshot([seg1, seg2])]) {
       for (const query of ['lamp ', 'lam', 'lamp sha', 'shade brass ']) {
         const first = lexicalSearch(snap, analyzeQuery(query), { limit: 20 }).hits;
@@ -123,6 +129,49 @@ describe('lexicalSearch', () => {
         expect(again, query).toEqual(first);
         expect(first, query).toEqual(fresh(snap, query));
       }
+    }
+  });
+
+  it('keeps a segment\'s norms, and the memos keyed by them, over writes that leave the gridded averages, with the answers of no memo', () => {
+    const rnd = random(7);
+    const vocab = Array.from({ length: 40 }, () => randomWord(rnd, 'abcdef', 2, 6));
+    const pick = () => vocab[Math.floor(vocab.length * Math.pow(rnd(), 2))] as string;
+    const title = (k: number) => Array.from({ length: k }, pick).join(' ');
+    const big = new SegmentBuilder().addAll(Array.from({ length: 2000 }, (_, i) => doc(`a${i}`, title(3 + (i % 6)), { desc: i % 2 ? title(8) : '' }))).build();
+    const trickle = new SegmentBuilder().addAll([doc('w1', title(5))]).build();
+    const flood = new SegmentBuilder().addAll(Array.from({ length: 1500 }, (_, i) => doc(`f${i}`, title(20)))).build();
+    const first = new IndexSnapshot([big]);
+    const afterWrite = new IndexSnapshot([big, trickle]);
+    expect(afterWrite.avgFieldLength).not.toEqual(first.avgFieldLength);
+    // one document more: the same norms object for the large segment (its memos stay)
+    expect(afterWrite.fieldNorms(big, [1, 1, 1, 1, 1], [0.75, 0.75, 0.75, 0.75, 0.75])).toBe(first.fieldNorms(big, [1, 1, 1, 1, 1], [0.75, 0.75, 0.75, 0.75, 0.75]));
+    // titles four times as long: other norms
+    const afterFlood = new IndexSnapshot([big, flood]);
+    expect(afterFlood.fieldNorms(big, [1, 1, 1, 1, 1], [0.75, 0.75, 0.75, 0.75, 0.75])).not.toBe(first.fieldNorms(big, [1, 1, 1, 1, 1], [0.75, 0.75, 0.75, 0.75, 0.75]));
+    const queries = Array.from({ length: 30 }, () => [pick().slice(0, 2), `${pick()} `, `${pick()} ${pick().slice(0, 2)}`, `${pick()} ${pick()} ${pick()} `]).flat();
+    const answer = (snap: IndexSnapshot, q: string, memos: boolean) => {
+      pruning.memos = memos;
+      try {
+        return lexicalSearch(snap, analyzeQuery(q), { limit: 10 }).hits.map((h) => `${h.segment}:${h.ord}:${h.score}`);
+      } finally {
+        pruning.memos = true;
+      }
+    };
+    // memos filled by the first snapshot, used by the next ones (deletes made meanwhile), to the last bit
+    for (const q of queries) answer(first, q, true);
+    for (let ord = 0; ord < 2000; ord += 5) big.delete(ord);
+    for (const snap of [afterWrite, new IndexSnapshot([big, trickle]), afterFlood]) {
+      for (const q of queries) expect(answer(snap, q, true), q).toEqual(answer(snap, q, false));
+    }
+  });
+
+  it('puts average lengths on a grid within 0.4 % of them', () => {
+    const rnd = random(3);
+    for (let i = 0; i < 2000; i++) {
+      const avg = 1 + rnd() * 300;
+      const g = gridAverage(avg);
+      expect(Math.abs(g - avg) / avg).toBeLessThanOrEqual(1 / 256);
+      expect(gridAverage(g)).toBe(g);
     }
   });
 
@@ -162,9 +211,8 @@ describe('lexicalSearch', () => {
 });
 
 /**
- * Reference: shared statistics equal to the snapshot's own, which turn every memo and the
- * one-word walk off, and no skipping in the final pass (each query scores every posting it reads
- * and every document it finds). The pruned answers must match
+ * Reference: no memo (and so no one-word walk) and no skipping in the final pass (each query
+ * scores every posting it reads and every document it finds). The pruned answers must match
  * it to the last bit, hits and scores, first time and memoized, with filters and deletes.
  */
 function prunedEqualsFullScan(): void {
@@ -199,13 +247,15 @@ function prunedEqualsFullScan(): void {
         for (const filter of [null, filters]) {
           for (const requireAll of [false, true]) {
             const options = { limit, filters: filter, requireAll };
-            pruning.skipUnreachable = false;
-            const reference = key(lexicalSearch(snap, analyzeQuery(query), { ...options, stats }).hits);
-            pruning.skipUnreachable = true;
+            Object.assign(pruning, { skipUnreachable: false, memos: false });
+            const reference = key(lexicalSearch(snap, analyzeQuery(query), options).hits);
+            Object.assign(pruning, { skipUnreachable: true, memos: true });
             if (reference.length > 0) nonEmpty++;
             const label = `seed ${seed} "${query}" limit ${limit}${filter ? ' filtered' : ''}${requireAll ? ' all' : ''}`;
             expect(key(lexicalSearch(snap, analyzeQuery(query), options).hits), label).toEqual(reference);
             expect(key(lexicalSearch(snap, analyzeQuery(query), options).hits), `${label} again`).toEqual(reference);
+            // shared statistics equal to the snapshot's own: the same answer, memos and walk included
+            expect(key(lexicalSearch(snap, analyzeQuery(query), { ...options, stats }).hits), `${label} shared statistics`).toEqual(reference);
           }
         }
       }
