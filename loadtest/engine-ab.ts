@@ -9,10 +9,15 @@
 //   git worktree add /tmp/base <commit> && (cd /tmp/base && npm ci && npm run build)
 //   node dist/loadtest/engine-ab.js --a /tmp/base --b . [--kind typeahead|fts_only|hybrid|...]
 //        [--catalog bestbuy,homedepot] [--sessions 4000] [--repeats 3] [--memo-mb 85]
-//        [--source keystrokes|queries] [--count 20000]
+//        [--source keystrokes|queries] [--count 20000] [--writes N] [--shared-stats]
 //
 // `--source queries` answers whole queries weighted by frequency (`--count` of them, as the
 // autocomplete-fts workload sends) instead of keystroke prefixes of typing sessions.
+//
+// `--writes N`: a write of one new document every N queries (indexed at once, and small segments
+// merged as the node merges them, outside the timed query), as a trickle of writes does to a node. `--shared-stats`: autocomplete queries carry the
+// engine's own collection statistics as shared statistics, as each part of an index in parts
+// is queried in a cluster.
 //
 // `--memo-mb` sets each build's memo budget (a query thread's share on a 2-core node is 85 MB).
 // The engines are loaded from each tree's `dist/` at run time: this file imports no engine code.
@@ -25,9 +30,11 @@ import { percentile } from './load/latency-stats.js';
 
 interface Engine {
   typeahead(req: { query: string; limit: number }): unknown;
-  autocomplete(req: { query: string; limit: number; mode: string }): unknown;
+  autocomplete(req: { query: string; limit: number; mode: string; stats?: unknown }): unknown;
   upsert(docs: unknown[]): void;
   optimize(): void;
+  refresh(): void;
+  collectionStats(terms: readonly string[]): unknown;
   whenVectorsReady?(): Promise<void>;
 }
 
@@ -47,6 +54,8 @@ const { values } = parseArgs({
     'memo-mb': { type: 'string' },
     source: { type: 'string', default: 'keystrokes' },
     count: { type: 'string', default: '20000' },
+    writes: { type: 'string' },
+    'shared-stats': { type: 'boolean', default: false },
   },
 });
 if (values.a === undefined || values.b === undefined) {
@@ -73,6 +82,7 @@ async function load(dir: string): Promise<Build> {
   const { SuggestEngine } = (await import(`${root}/shard/engine/engine.js`)) as { SuggestEngine: new (o: object) => Engine };
   const { memoBudget } = (await import(`${root}/shard/engine/memo.js`)) as { memoBudget: { setLimit(bytes: number): void } };
   if (values['memo-mb'] !== undefined) memoBudget.setLimit(Number(values['memo-mb']) * 1024 * 1024);
+  // writes are indexed by `refresh` and merged geometrically, as the node's refresher does
   const engine = new SuggestEngine({});
   engine.upsert(docs);
   engine.optimize();
@@ -86,14 +96,29 @@ async function load(dir: string): Promise<Build> {
   return { name: dir, engine };
 }
 
+const writeEvery = values.writes === undefined ? 0 : Number(values.writes);
+if (!(Number.isInteger(writeEvery) && writeEvery >= 0)) throw new Error('--writes takes a whole number of queries');
+/** writes made so far, per engine: both builds get the same documents */
+const written = new Map<Engine, number>();
+
 function answer(b: Build, queries: readonly string[]): number {
-  const c0 = process.cpuUsage();
-  for (const q of queries) {
+  let cpu = 0;
+  for (let i = 0; i < queries.length; i++) {
+    const q = queries[i] as string;
+    if (writeEvery > 0 && i % writeEvery === 0) {
+      const n = (written.get(b.engine) ?? 0) + 1;
+      written.set(b.engine, n);
+      const base = docs[n % docs.length] as { id: string; title: string };
+      b.engine.upsert([{ ...base, id: `${base.id}~w${n}`, title: `${base.title} edition ${n}` }]);
+      b.engine.refresh();
+    }
+    const c0 = process.cpuUsage();
     if (kind === 'typeahead') b.engine.typeahead({ query: q, limit: 10 });
-    else b.engine.autocomplete({ query: q, limit: 10, mode: kind });
+    else b.engine.autocomplete({ query: q, limit: 10, mode: kind, ...(values['shared-stats'] ? { stats: b.engine.collectionStats(q.toLowerCase().split(/\s+/)) } : {}) });
+    const c = process.cpuUsage(c0);
+    cpu += c.user + c.system;
   }
-  const c = process.cpuUsage(c0);
-  return (c.user + c.system) / queries.length;
+  return cpu / queries.length;
 }
 
 const median = (xs: number[]): number => percentile([...xs].sort((x, y) => x - y), 50);
@@ -105,7 +130,9 @@ for (let r = 0; r < repeats; r++) {
   const builds = await Promise.all(order.map((d) => load(d as string)));
   for (const [p, [, queries]] of passes.entries()) for (const b of builds) timings.get(b.name)![p]!.push(answer(b, queries));
 }
-console.log(`${kind}, ${docs.length} documents, ${stream.length} ${values.source === 'queries' ? 'queries' : 'keystrokes'}, ${repeats} repeats; CPU µs per query, median (all)`);
+console.log(
+  `${kind}, ${docs.length} documents, ${stream.length} ${values.source === 'queries' ? 'queries' : 'keystrokes'}, ${repeats} repeats${writeEvery > 0 ? `, a write every ${writeEvery} queries` : ''}${values['shared-stats'] ? ', shared statistics' : ''}; CPU µs per query, median (all)`,
+);
 for (const [p, [label]] of passes.entries()) {
   const [a, b] = [values.a, values.b].map((n) => timings.get(n as string)![p]!);
   console.log(`${label.padEnd(26)} a ${median(a!).toFixed(1).padStart(7)} (${a!.map((x) => x.toFixed(0)).join(' ')})  b ${median(b!).toFixed(1).padStart(7)} (${b!.map((x) => x.toFixed(0)).join(' ')})  b/a ${(median(b!) / median(a!)).toFixed(3)}`);

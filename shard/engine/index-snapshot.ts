@@ -69,6 +69,7 @@ export class IndexSnapshot {
   private readonly dfCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 80 });
   private readonly fuzzyCache = new ClearingMemo<string, VocabularyMatch[]>({ maxEntries: 16_384, weightOf: (m) => m.length, entryBytes: 96, weightBytes: 48 });
   private readonly pairCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 96 });
+  private readonly norms = new Map<Segment, Float32Array>();
   private scratchF32: Float32Array[] = [];
   private scratchU16: Uint16Array | null = null;
   private scratchU8: Uint8Array[] = [];
@@ -170,9 +171,14 @@ export class IndexSnapshot {
     return result;
   }
 
-  /** The field norms of a segment for the snapshot's own average lengths (see `normsFor`). */
+  /** The field norms of a segment for the snapshot's own average lengths (see `normsFor`; looked up once per snapshot). */
   fieldNorms(seg: Segment, weights: readonly number[], b: readonly number[]): Float32Array {
-    return normsFor(seg, weights, b, this.avgFieldLength);
+    let n = this.norms.get(seg);
+    if (n === undefined) {
+      n = normsFor(seg, weights, b, this.avgFieldLength);
+      this.norms.set(seg, n);
+    }
+    return n;
   }
 
   private fuzzyTermsUncached(word: string, maxEdits: number, prefix: boolean, kind: VocabularyKind, limit: number): VocabularyMatch[] {

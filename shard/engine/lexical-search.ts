@@ -425,7 +425,7 @@ function searchSegment(
   const hasDeletes = seg.deletedCount > 0;
   // the same norms while the (gridded) average lengths stay, over writes and shared statistics
   // alike, and with them the memos of impacts and ranked postings
-  const norms = normsFor(seg, FIELD_WEIGHTS, FIELD_B, avg);
+  const norms = options.stats === undefined ? snapshot.fieldNorms(seg, FIELD_WEIGHTS, FIELD_B) : normsFor(seg, FIELD_WEIGHTS, FIELD_B, avg);
   const impactCache = pruning.memos ? impactMemo.of(norms) : null;
   // heads hold scores with the query's idfs: per snapshot, and not over shared statistics
   const heads = impactCache !== null && options.stats === undefined ? headMemo.of(snapshot) : null;
