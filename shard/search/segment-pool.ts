@@ -91,7 +91,8 @@ export class SegmentPool implements GraphBuilder {
     this.graphStats.inProgress++;
     try {
       const written = await this.graphPool.run({ vectors: seg.vectors, dims: seg.meta.vectorDims, backend, params, file });
-      this.options.log?.info('ANN graph built on the graph thread', { backend, documents: seg.docCount, ms: done(true) });
+      const ms = done(true);
+      this.options.log?.info('ANN graph built on the graph thread', { backend, documents: seg.docCount, ms });
       return written;
     } catch (err) {
       const ms = done(false);

@@ -92,6 +92,7 @@ describe('ANN graphs built on the graph thread', () => {
     there.useBuilder(pool);
     await there.whenReady([seg], 'hnswlib');
     expect(there.builtElsewhere).toEqual({ built: 1, failed: 0 });
+    expect(pool.graphStatistics()).toMatchObject({ inProgress: 0, built: 1, failed: 0 });
     expect(there.status([seg], 'hnswlib')).toMatchObject({ ready: true, built: 3000, total: 3000 });
     expect(answers(there, 'hnswlib')).toEqual(answers(here, 'hnswlib'));
     await there.whenReady([seg], 'usearch');
