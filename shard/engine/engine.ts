@@ -835,8 +835,8 @@ interface RenderedDocument {
   display: ReturnType<typeof displayFields>;
 }
 
-/** Documents rendered per segment: about 1 KB each, so at most a few MB per segment. */
-const MAX_RENDERED_PER_SEGMENT = 4_096;
+/** Documents rendered per segment: about 1 KB each, so at most 16 MB per segment and thread (within the memo budget). */
+const MAX_RENDERED_PER_SEGMENT = 16_384;
 const rendered = new MemoPerOwner<Segment, number, RenderedDocument>(() => new ClearingMemo({ maxEntries: MAX_RENDERED_PER_SEGMENT, entryBytes: 1_024 }));
 
 /** One suggestion object of autocomplete for a document (`hit` null: a pinned document the query may not match). */
