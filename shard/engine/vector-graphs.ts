@@ -332,7 +332,14 @@ export class VectorGraphs {
     const current = () => !this.closed && this.graphs.get(seg)?.get(backend) === g;
     // read off the event loop (hnswlib), or mapped where the library can (usearch: the owner and
     // the query threads that read the same file share its pages)
-    const read = (file: string) => (!current() ? Promise.resolve(false) : this.deferReads ? Promise.resolve(g.defer(file)) : g.viewAsync(file).catch(() => false));
+    const read = async (file: string): Promise<boolean> => {
+      if (!current()) return false;
+      try {
+        return this.deferReads ? g.defer(file) : await g.viewAsync(file);
+      } catch {
+        return false; // a file the library cannot read: as one that does not fit
+      }
+    };
     builder.buildGraph(seg, backend, this.opts.graph).then(
       async (file) => {
         const ok = (await read(file)) && current();
