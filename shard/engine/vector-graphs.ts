@@ -1,12 +1,12 @@
 // The ANN graphs of an engine's segments, one per (segment, library), built lazily: the first
 // vector query on a segment asks for its graph, which is then built on another thread when the
 // owner was given a `GraphBuilder` (the node's graph thread: it writes the graph to a file the
-// owner reads), otherwise in small time slices on the owning thread (timers, never more than
-// `sliceMs` at a time), so a query never waits for a build; until the graph is complete the
-// segment is answered by an exact scan. Small segments
-// never get a graph: scanning them is cheaper than searching one. Graphs are derived data, not
-// part of the engine snapshot, and a segment that leaves the engine (merged, compacted) takes its
-// graphs with it. Complete graphs can be written beside a snapshot (`save`) and read back with it
+// owner holds while the segment stays), otherwise in small time slices on the owning thread
+// (timers, never more than `sliceMs` at a time), so a query never waits for a build; until the
+// graph is complete the segment is answered by an exact scan. Small segments never get a graph:
+// scanning them is cheaper than searching one. Graphs are derived data, not part of the engine
+// snapshot, and a segment that leaves the engine (merged, compacted) takes its graphs (and
+// files) with it. Complete graphs can be written beside a snapshot (`save`) and read back with it
 // (`load`), so a restart does not rebuild them; query threads `adopt` the files their owner wrote.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

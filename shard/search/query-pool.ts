@@ -5,8 +5,8 @@
 // answers exactly what the owning engine would answer now, and reads see writes as they do on
 // the event loop. ANN graphs are built once, for the owning engine; every thread reads each
 // complete graph from a file (query-worker.ts): the one the engine's graph thread wrote, else one
-// written here; `debug.vector.graph` reports the owner's build progress. Typeahead and predict stay on the event loop: they take tens of microseconds,
-// less than a hand-off costs.
+// written here; `debug.vector.graph` reports the owner's build progress. Typeahead and predict
+// stay on the event loop: they take tens of microseconds, less than a hand-off costs.
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
@@ -211,8 +211,9 @@ export class QueryPool {
   /**
    * Starts the owner's graph builds for `backend` and gives the threads a file of each graph that
    * is complete: the file the engine's graph thread wrote when there is one, otherwise one written
-   * here once per segment and library (hnswlib writes off the event loop). The part's stamp moves once a file is there, so every thread reads it. Returns
-   * the writes in progress: a query waits for them rather than scan while a graph is there.
+   * here once per segment and library (hnswlib writes off the event loop). The part's stamp moves
+   * once a file is there, so every thread reads it. Returns the writes in progress: a query waits
+   * for them rather than scan while a graph is there.
    */
   private shareGraphs(key: string, engine: SuggestEngine, state: PartState, backend: VectorBackend): Promise<void>[] {
     engine.prepareVectors(backend);
