@@ -154,7 +154,8 @@ function expandMemoized(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean
  * It depends only on the posting and the segment's norms, and the decoding of five packed
  * counts with a norm each was a third of a posting's cost, so the lists of the terms queries
  * scan are memoized per norms (per segment and gridded average lengths, so they outlive writes
- * and serve shared statistics too: index-snapshot.ts `normsFor`), bounded by the postings they hold.
+ * and serve shared statistics too: index-snapshot.ts `normsFor`), bounded by the postings they
+ * hold.
  */
 const MAX_MEMO_IMPACTS = 4_000_000;
 /** Shorter lists cost less to score than to look up. */
