@@ -15,9 +15,9 @@
 // autocomplete-fts workload sends) instead of keystroke prefixes of typing sessions.
 //
 // `--writes N`: a write of one new document every N queries (indexed at once, and small segments
-// merged as the node merges them, outside the timed query), as a trickle of writes does to a node. `--shared-stats`: autocomplete queries carry the
-// engine's own collection statistics as shared statistics, as each part of an index in parts
-// is queried in a cluster.
+// merged as the node merges them, outside the timed query), as a trickle of writes does to a
+// node. `--shared-stats`: autocomplete queries carry the engine's own collection statistics as
+// shared statistics (the engine API for scoring the parts of an index on one scale).
 //
 // `--memo-mb` sets each build's memo budget (a query thread's share on a 2-core node is 85 MB).
 // The engines are loaded from each tree's `dist/` at run time: this file imports no engine code.

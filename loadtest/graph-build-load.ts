@@ -8,7 +8,7 @@
 //
 //   node dist/loadtest/graph-build-load.js [--catalog bestbuy,homedepot] [--ways 1,0] [--repeat 2]
 //        [--rate 1000] [--connections 8] [--quiet 8] [--backend hnswlib] [--out FILE]
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,6 +18,7 @@ import { REPO_ROOT } from './data/data-files.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundResult } from './load/load-round.js';
+import { processResidentMb } from './load/process-cpu.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 
 const { values } = parseArgs({
@@ -48,17 +49,6 @@ interface Outcome {
   rss_mb: number | null;
   quiet: LatencySummary & { rps: number; failed: number };
   during_build: LatencySummary & { rps: number; failed: number };
-}
-
-/** Resident memory of a process (Linux), MB. */
-function rssMb(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Rounds of this length run back to back while the graph builds. */
@@ -115,7 +105,7 @@ async function measure(graphThread: boolean, docs: ReturnType<typeof loadCatalog
     // every query thread reads the graph, the graph thread (if any) exits: the node's memory then
     for (let i = 0; i < 16; i++) await fetch(probe.replace('query=drill', `query=drill+${i}`), { headers });
     await new Promise((resolve) => setTimeout(resolve, 8_000));
-    const rss_mb = rssMb(node.process.child.pid);
+    const rss_mb = processResidentMb(node.process.child.pid);
     log(`graph thread ${graphThread ? 'on' : 'off'}: resident memory ${rss_mb} MB`);
     return { graph_thread: graphThread, documents: p.documents, build_s, rss_mb, quiet: summary(quietStats, [quiet]), during_build: summary(duringStats, during) };
   } finally {

@@ -1,7 +1,7 @@
 // CPU time a server process spent (user + system), read from /proc: what each answer cost the
 // server, a figure that holds up better than throughput when other work shares the cores (a
-// busy machine slows a server down but barely changes the CPU each request needs). Linux only;
-// elsewhere it reports nothing.
+// busy machine slows a server down but barely changes the CPU each request needs). Also the
+// process's resident memory. Linux only; elsewhere both report nothing.
 import { readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux ABI Node runs on
@@ -17,6 +17,17 @@ export function processCpuSeconds(pid: number | undefined): number | null {
     const stime = Number(fields[12]);
     if (!Number.isFinite(utime) || !Number.isFinite(stime)) return null;
     return (utime + stime) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** The process's resident memory in MB, or null when /proc cannot tell. */
+export function processResidentMb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
   } catch {
     return null;
   }

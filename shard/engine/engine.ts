@@ -195,12 +195,15 @@ export class SuggestEngine {
     this.graphs.useBuilder(builder, opts);
   }
 
-  /** The file the graph builder wrote the complete graph of `segment` to (the engine removes it when the segment leaves), or null. */
+  /**
+   * The file the graph builder wrote the complete graph of `segment` to, or null. The engine
+   * removes it when the segment leaves.
+   */
   graphFile(segment: Segment, backend: VectorBackend): string | null {
     return this.graphs.fileOf(segment, backend);
   }
 
-    /** The complete graph of `segment` for `backend`, or null (none needed, or still building). */
+  /** The complete graph of `segment` for `backend`, or null (none needed, or still building). */
   completeGraph(segment: Segment, backend: VectorBackend): GraphIndex | null {
     return this.graphs.complete(segment, backend);
   }
@@ -835,7 +838,7 @@ interface RenderedDocument {
   display: ReturnType<typeof displayFields>;
 }
 
-/** Documents rendered per segment: about 1 KB each, so at most 16 MB per segment and thread (within the memo budget). */
+/** Documents rendered per segment: about 1 KB each, so at most 16 MB per segment and thread, within the memo budget. */
 const MAX_RENDERED_PER_SEGMENT = 16_384;
 const rendered = new MemoPerOwner<Segment, number, RenderedDocument>(() => new ClearingMemo({ maxEntries: MAX_RENDERED_PER_SEGMENT, entryBytes: 1_024 }));
 

@@ -171,7 +171,7 @@ export class IndexSnapshot {
     return result;
   }
 
-  /** The field norms of a segment for the snapshot's own average lengths (`normsFor`, looked up once per snapshot). */
+  /** The field norms of a segment for the snapshot's own average lengths (`normsFor`, once per snapshot). */
   fieldNorms(seg: Segment, weights: readonly number[], b: readonly number[]): Float32Array {
     let n = this.norms.get(seg);
     if (n === undefined) {

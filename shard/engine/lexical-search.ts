@@ -430,7 +430,7 @@ function searchSegment(
   const impactCache = pruning.memos ? impactMemo.of(norms) : null;
   // heads hold scores with the query's idfs: per snapshot, and not over shared statistics
   const heads = impactCache !== null && options.stats === undefined ? headMemo.of(snapshot) : null;
-  const headKey = `${segIndex}\0${head ?? ''}`;
+  const headKey = heads !== null && head !== null ? `${segIndex}\0${head}` : '';
   const postDocs = seg.postDocs;
   const postTf = seg.postTf;
   const postPos = seg.postPos;

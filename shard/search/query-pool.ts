@@ -277,14 +277,13 @@ export class QueryPool {
   private removeGraphFiles(segments: readonly Segment[], keep: Set<Segment>): void {
     for (const seg of segments) {
       if (keep.has(seg)) continue;
-      const graphs = this.shares.get(seg)?.graphs;
-      if (graphs === undefined) continue;
-      const borrowed = this.shares.get(seg)?.borrowed;
+      const share = this.shares.get(seg);
+      if (share === undefined) continue;
       for (const backend of VECTOR_BACKENDS) {
-        const file = graphs[backend];
-        if (file !== undefined && borrowed?.has(backend) !== true) removeFile(file);
-        delete graphs[backend];
-        borrowed?.delete(backend);
+        const file = share.graphs[backend];
+        if (file !== undefined && !share.borrowed.has(backend)) removeFile(file);
+        delete share.graphs[backend];
+        share.borrowed.delete(backend);
       }
     }
   }
