@@ -251,7 +251,7 @@ main().catch((err: unknown) => {
 
 /** The query threads on this process's registry (threads 0 when autocomplete runs on the event loop). */
 function registerQueryPoolMetrics(pool: QueryPool | null): void {
-  const stats = () => pool?.statistics() ?? { queued: 0, completed: 0, viewsSent: 0, refused: 0, utilization: 0 };
+  const stats = () => pool?.statistics() ?? { queued: 0, completed: 0, viewsSent: 0, refused: 0, utilization: 0, rebalanced: 0 };
   metrics.sampled('gauge', [
     ['suggest_query_pool_threads', 'Threads answering autocomplete beside the event loop (SUGGEST_QUERY_THREADS).', () => pool?.threads ?? 0],
     ['suggest_query_pool_queue_size', 'Autocomplete queries waiting for a query thread.', () => stats().queued],
@@ -261,6 +261,7 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
     ['suggest_query_pool_tasks_total', 'Tasks the query threads ran (a view sent again counts twice).', () => stats().completed],
     ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],
     ['suggest_query_pool_refused_total', 'Autocomplete queries refused with 503 because every query thread was busy and the queue full.', () => stats().refused],
+    ['suggest_query_pool_rebalanced_total', 'Autocomplete queries sent to a less busy query thread than the one their first letters go to.', () => stats().rebalanced],
   ]);
 }
 

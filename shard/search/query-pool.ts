@@ -7,6 +7,11 @@
 // complete graph from a file (query-worker.ts): the one the engine's graph thread wrote, else one
 // written here; `debug.vector.graph` reports the owner's build progress. Typeahead and predict
 // stay on the event loop: they take tens of microseconds, less than a hand-off costs.
+//
+// Each thread is a piscina pool of its own (a lane), and a query goes to the lane of its first
+// letters unless that lane is well behind the least busy one: the keystrokes of one typing
+// session ("dr", "dri" ... "drill bits") meet the memos they filled on that thread (expansions,
+// two-word heads, ranked postings) instead of filling them again on every thread.
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
@@ -29,8 +34,9 @@ export interface QueryPoolOptions {
   /** each thread's memo budget (the engines' lookup memos), in bytes */
   memoBudgetBytes?: number;
   /**
-   * queries that may wait for a thread (default 256 per thread); past it a query is refused at
-   * once with 503 and Retry-After instead of queueing behind seconds of work
+   * queries that may wait for a thread (default 256 per thread, split evenly between the threads);
+   * past it a query is refused at once with 503 and Retry-After instead of queueing behind seconds
+   * of work
    */
   maxQueue?: number;
   /**
@@ -53,6 +59,12 @@ interface SegmentShare {
   retryAt: Partial<Record<VectorBackend, number>>;
 }
 
+/**
+ * A query leaves the lane of its first letters for the least busy lane when its own has this many
+ * more queries waiting: locality while the lanes keep pace, balance when one falls behind.
+ */
+const AFFINITY_SLACK = 4;
+
 /** A failed graph write (a full disk) is tried again after this long. */
 const GRAPH_RETRY_MS = 60_000;
 
@@ -65,7 +77,8 @@ interface PartState {
 }
 
 export class QueryPool {
-  private readonly pool: Piscina<QueryTask, QueryAnswer>;
+  /** one single-thread pool per query thread */
+  private readonly lanes: Piscina<QueryTask, QueryAnswer>[];
   private readonly channel = new BroadcastChannel(QUERY_POOL_CHANNEL);
   private readonly parts = new Map<string, PartState>();
   private readonly shares = new WeakMap<Segment, SegmentShare>();
@@ -75,6 +88,8 @@ export class QueryPool {
   private viewsSent = 0;
   /** queries refused because the queue was full */
   private refused = 0;
+  /** queries sent to a less busy lane than their own */
+  private rebalanced = 0;
   private readonly memoStats: SharedArrayBuffer;
   private readonly sweeper: NodeJS.Timeout;
 
@@ -84,27 +99,45 @@ export class QueryPool {
     mkdirSync(opts.graphDir, { recursive: true });
     // slots for threads that replace dead ones too
     this.memoStats = new SharedArrayBuffer(8 + threads * 4 * MEMO_STAT_FIELDS * 8);
-    this.pool = new Piscina({
-      filename: workerFile('query-worker.js'),
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      // 'async': an idle thread's event loop still runs, so it hears forgotten parts on the channel
-      atomics: 'async',
-      maxQueue: opts.maxQueue ?? threads * 256,
-      workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, memoStats: this.memoStats } satisfies QueryWorkerData,
-    });
+    const maxQueue = Math.max(1, Math.ceil((opts.maxQueue ?? threads * 256) / threads));
+    this.lanes = Array.from(
+      { length: threads },
+      () =>
+        new Piscina<QueryTask, QueryAnswer>({
+          filename: workerFile('query-worker.js'),
+          minThreads: 1,
+          maxThreads: 1,
+          idleTimeout: Number.POSITIVE_INFINITY,
+          // 'async': an idle thread's event loop still runs, so it hears forgotten parts on the channel
+          atomics: 'async',
+          maxQueue,
+          workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, memoStats: this.memoStats } satisfies QueryWorkerData,
+        }),
+    );
     this.sweeper = setInterval(() => this.sweep(), opts.sweepMs ?? 5_000);
     this.sweeper.unref();
   }
 
   get threads(): number {
-    return this.pool.threads.length;
+    return this.lanes.reduce((sum, lane) => sum + lane.threads.length, 0);
   }
 
-  /** For /metrics: queries waiting for a thread, tasks run, views sent, queries refused, share of thread time busy. */
-  statistics(): { queued: number; completed: number; viewsSent: number; refused: number; utilization: number } {
-    return { queued: this.pool.queueSize, completed: this.pool.completed, viewsSent: this.viewsSent, refused: this.refused, utilization: this.pool.utilization };
+  /**
+   * For /metrics: queries waiting for a thread, tasks run (in all and per thread), views sent,
+   * queries refused, share of thread time busy, and queries that left their own lane for a less
+   * busy one.
+   */
+  statistics(): { queued: number; completed: number; completedPerThread: number[]; viewsSent: number; refused: number; utilization: number; rebalanced: number } {
+    const completedPerThread = this.lanes.map((lane) => lane.completed);
+    return {
+      queued: this.queued(),
+      completed: completedPerThread.reduce((a, b) => a + b, 0),
+      completedPerThread,
+      viewsSent: this.viewsSent,
+      refused: this.refused,
+      utilization: this.lanes.reduce((sum, lane) => sum + lane.utilization, 0) / this.lanes.length,
+      rebalanced: this.rebalanced,
+    };
   }
 
   /** The memo statistics of every thread, summed (each thread publishes its own every 200 ms). */
@@ -137,10 +170,12 @@ export class QueryPool {
 
   private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
     const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
-    const answered = this.run(task).then((a) => {
+    const lane = this.laneFor(key, req.query);
+    const answered = this.run(lane, task).then((a) => {
       if ('result' in a) return a.result;
+      // the same thread: it is the one that lacks the view
       this.viewsSent++;
-      return this.run({ ...task, part: state.part }).then(resultOf);
+      return this.run(lane, { ...task, part: state.part }).then(resultOf);
     });
     if (req.debug !== true && req.benchmark !== true) return answered;
     // a thread holds only complete graphs: the build progress to report is the owner's
@@ -151,11 +186,29 @@ export class QueryPool {
     });
   }
 
-  private run(task: QueryTask): Promise<QueryAnswer> {
-    return this.pool.run(task).catch((err: unknown) => {
+  /**
+   * The lane of the query's first letters (and its part), unless that lane has AFFINITY_SLACK more
+   * queries waiting than the least busy one.
+   */
+  private laneFor(key: string, query: string): Piscina<QueryTask, QueryAnswer> {
+    const lanes = this.lanes;
+    const own = lanes[affinityLane(key, query, lanes.length)] as Piscina<QueryTask, QueryAnswer>;
+    let least = own;
+    for (const lane of lanes) if (lane.queueSize < least.queueSize) least = lane;
+    if (least === own || own.queueSize - least.queueSize < AFFINITY_SLACK) return own;
+    this.rebalanced++;
+    return least;
+  }
+
+  private queued(): number {
+    return this.lanes.reduce((sum, lane) => sum + lane.queueSize, 0);
+  }
+
+  private run(lane: Piscina<QueryTask, QueryAnswer>, task: QueryTask): Promise<QueryAnswer> {
+    return lane.run(task).catch((err: unknown) => {
       if (err instanceof Error && err.message === QUEUE_FULL) {
         this.refused++;
-        fail('unavailable', { reason: `Every query thread of this node is busy (${this.pool.queueSize} queries waiting)` }, { headers: { 'retry-after': '1' } });
+        fail('unavailable', { reason: `Every query thread of this node is busy (${this.queued()} queries waiting)` }, { headers: { 'retry-after': '1' } });
       }
       throw err;
     });
@@ -187,7 +240,7 @@ export class QueryPool {
     this.closed = true;
     clearInterval(this.sweeper);
     this.channel.close();
-    await this.pool.destroy();
+    await Promise.all(this.lanes.map((lane) => lane.destroy()));
     this.parts.clear();
     removeFile(this.opts.graphDir);
   }
@@ -296,6 +349,29 @@ function removeFile(file: string): void {
   } catch {
     // nothing the query path can do about it
   }
+}
+
+/**
+ * The lane of a query: a hash of its part and its first two letters, so every keystroke of a
+ * typing session after the first shares a lane (case folded; the first letters of the query as
+ * typed, before normalization, which the thread does).
+ */
+export function affinityLane(key: string, query: string, lanes: number): number {
+  if (lanes <= 1) return 0;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ 0, 0x01000193);
+  let letters = 0;
+  for (let i = 0; i < query.length && letters < 2; i++) {
+    const c = query.charCodeAt(i);
+    if (c <= 32) {
+      if (letters === 0) continue;
+      break;
+    }
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+    letters++;
+  }
+  return (h >>> 0) % lanes;
 }
 
 /** piscina's error for a full task queue */

@@ -13,7 +13,7 @@ import { validateFilters } from '../../engine/filters.js';
 import type { AutocompleteRequest } from '../../engine/types.js';
 import { loadBestBuy } from '../../engine/test/helpers.js';
 import { HnswlibVectorIndex } from '../../engine/vector-index.js';
-import { QueryPool } from '../query-pool.js';
+import { affinityLane, QueryPool } from '../query-pool.js';
 import { SegmentPool } from '../segment-pool.js';
 
 const ids = (r: { suggestions: { id: string }[] }): string[] => r.suggestions.map((s) => s.id);
@@ -122,6 +122,35 @@ describe('query pool', () => {
     } finally {
       await broken.close();
     }
+  });
+
+  it("sends a typing session's keystrokes to one thread while the threads keep pace, and a burst to both", async () => {
+    expect(affinityLane('p', 'Drill', 2)).toBe(affinityLane('p', '  dr', 2));
+    expect(affinityLane('p', 'drill bits', 2)).toBe(affinityLane('p', 'dr', 2));
+    const delta = async (queries: string[], together: boolean): Promise<number[]> => {
+      const before = pool.statistics().completedPerThread;
+      if (together) await Promise.all(queries.map((query) => pool.autocomplete('p', engine, { query })));
+      else for (const query of queries) await pool.autocomplete('p', engine, { query });
+      return pool.statistics().completedPerThread.map((n, i) => n - (before[i] ?? 0));
+    };
+    // two sessions whose first letters go to different threads
+    const sessions = ['samsung galaxy', 'iphone case', 'laptop bag', 'wireless mouse', 'hdmi cable', 'tv mount'];
+    const lanes = sessions.map((q) => affinityLane('p', q, 2));
+    const a = sessions[lanes.indexOf(0)]!;
+    const b = sessions[lanes.indexOf(1)]!;
+    const keystrokes = (q: string): string[] => Array.from({ length: q.length - 1 }, (_, i) => q.slice(0, i + 2));
+    // each thread takes the current view first (a task sent again counts twice)
+    await delta([a, b], false);
+    // one at a time, so neither thread is ever behind: each session stays on its own thread
+    expect(await delta(keystrokes(a), false)).toEqual([a.length - 1, 0]);
+    expect(await delta(keystrokes(b), false)).toEqual([0, b.length - 1]);
+    // a burst of one session's keystrokes all at once: the other thread takes some of it
+    const rebalanced = pool.statistics().rebalanced;
+    const burst = Array.from({ length: 6 }, () => keystrokes(a)).flat();
+    const done = await delta(burst, true);
+    expect(done[0]! + done[1]!).toBe(burst.length);
+    expect(done[1]).toBeGreaterThan(0);
+    expect(pool.statistics().rebalanced).toBe(rebalanced + done[1]!);
   });
 
   it('refuses queries past its queue with 503 and Retry-After, answers the rest, and recovers', async () => {
