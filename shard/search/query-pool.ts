@@ -8,16 +8,20 @@
 // written here; `debug.vector.graph` reports the owner's build progress. Typeahead and predict
 // stay on the event loop: they take tens of microseconds, less than a hand-off costs.
 //
-// Each thread is a piscina pool of its own (a lane), and a query goes to the lane of its first
-// letters unless that lane is well behind the least busy one: the keystrokes of one typing
-// session ("dr", "dri" ... "drill bits") meet the memos they filled on that thread (expansions,
-// two-word heads, ranked postings) instead of filling them again on every thread.
+// Each thread is a piscina pool of its own (a lane) and queries wait in one queue here: a thread
+// that frees up takes the oldest waiting query of its own (by the query's first letters) among
+// the first few, else the oldest. The keystrokes of one typing session ("dr", "dri" ... "drill
+// bits") so meet the memos they filled on that thread (expansions, two-word heads, ranked
+// postings) instead of filling them again on every thread, and one queue keeps the tail of a
+// shared one: a slow query holds up one thread, not the queries that would wait behind it. Each
+// thread is given the next query before it finishes the one it runs, so it does not wait for this
+// event loop between queries.
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { workerFile } from './worker-file.js';
-import { fail } from '../../node/runtime/errors.js';
+import { ERRORS, format, SuggestError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestEngine } from '../engine/engine.js';
 import type { Segment } from '../engine/segment.js';
@@ -59,11 +63,18 @@ interface SegmentShare {
   retryAt: Partial<Record<VectorBackend, number>>;
 }
 
-/**
- * A query leaves the lane of its first letters for the least busy lane when its own has this many
- * more queries waiting: locality while the lanes keep pace, balance when one falls behind.
- */
-const AFFINITY_SLACK = 4;
+/** Queries handed to a thread at once: the one it runs and the next. */
+const LANE_DEPTH = 2;
+/** A thread that frees up looks this far into the queue for a query of its own. */
+const AFFINITY_WINDOW = 8;
+
+interface Waiting {
+  task: QueryTask;
+  /** the lane of the query's first letters */
+  lane: number;
+  resolve: (a: QueryAnswer) => void;
+  reject: (err: unknown) => void;
+}
 
 /** A failed graph write (a full disk) is tried again after this long. */
 const GRAPH_RETRY_MS = 60_000;
@@ -79,6 +90,11 @@ interface PartState {
 export class QueryPool {
   /** one single-thread pool per query thread */
   private readonly lanes: Piscina<QueryTask, QueryAnswer>[];
+  /** queries handed to each lane and not answered yet (at most LANE_DEPTH) */
+  private readonly inFlight: number[];
+  /** queries no lane has room for yet, oldest first */
+  private waiting: Waiting[] = [];
+  private readonly maxQueue: number;
   private readonly channel = new BroadcastChannel(QUERY_POOL_CHANNEL);
   private readonly parts = new Map<string, PartState>();
   private readonly shares = new WeakMap<Segment, SegmentShare>();
@@ -88,7 +104,7 @@ export class QueryPool {
   private viewsSent = 0;
   /** queries refused because the queue was full */
   private refused = 0;
-  /** queries sent to a less busy lane than their own */
+  /** queries answered on another thread than their own (theirs was busy) */
   private rebalanced = 0;
   private readonly memoStats: SharedArrayBuffer;
   private readonly sweeper: NodeJS.Timeout;
@@ -99,7 +115,8 @@ export class QueryPool {
     mkdirSync(opts.graphDir, { recursive: true });
     // slots for threads that replace dead ones too
     this.memoStats = new SharedArrayBuffer(8 + threads * 4 * MEMO_STAT_FIELDS * 8);
-    const maxQueue = Math.max(1, Math.ceil((opts.maxQueue ?? threads * 256) / threads));
+    this.maxQueue = Math.max(1, opts.maxQueue ?? threads * 256);
+    this.inFlight = new Array<number>(threads).fill(0);
     this.lanes = Array.from(
       { length: threads },
       () =>
@@ -107,10 +124,10 @@ export class QueryPool {
           filename: workerFile('query-worker.js'),
           minThreads: 1,
           maxThreads: 1,
+          concurrentTasksPerWorker: LANE_DEPTH,
           idleTimeout: Number.POSITIVE_INFINITY,
           // 'async': an idle thread's event loop still runs, so it hears forgotten parts on the channel
           atomics: 'async',
-          maxQueue,
           workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, memoStats: this.memoStats } satisfies QueryWorkerData,
         }),
     );
@@ -130,7 +147,7 @@ export class QueryPool {
   statistics(): { queued: number; completed: number; completedPerThread: number[]; viewsSent: number; refused: number; utilization: number; rebalanced: number } {
     const completedPerThread = this.lanes.map((lane) => lane.completed);
     return {
-      queued: this.queued(),
+      queued: this.waiting.length,
       completed: completedPerThread.reduce((a, b) => a + b, 0),
       completedPerThread,
       viewsSent: this.viewsSent,
@@ -170,10 +187,9 @@ export class QueryPool {
 
   private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
     const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
-    const lane = this.laneFor(key, req.query);
+    const lane = affinityLane(key, req.query, this.lanes.length);
     const answered = this.run(lane, task).then((a) => {
       if ('result' in a) return a.result;
-      // the same thread: it is the one that lacks the view
       this.viewsSent++;
       return this.run(lane, { ...task, part: state.part }).then(resultOf);
     });
@@ -187,31 +203,47 @@ export class QueryPool {
   }
 
   /**
-   * The lane of the query's first letters (and its part), unless that lane has AFFINITY_SLACK more
-   * queries waiting than the least busy one.
+   * Hands `task` to its own lane when that has room, else to another with room, else queues it
+   * (refused with 503 past the queue's bound).
    */
-  private laneFor(key: string, query: string): Piscina<QueryTask, QueryAnswer> {
-    const lanes = this.lanes;
-    const own = lanes[affinityLane(key, query, lanes.length)] as Piscina<QueryTask, QueryAnswer>;
-    let least = own;
-    for (const lane of lanes) if (lane.queueSize < least.queueSize) least = lane;
-    if (least === own || own.queueSize - least.queueSize < AFFINITY_SLACK) return own;
-    this.rebalanced++;
-    return least;
+  private run(lane: number, task: QueryTask): Promise<QueryAnswer> {
+    if (this.closed) return Promise.reject(new Error('the query pool is closed'));
+    if (this.inFlight[lane]! < LANE_DEPTH) return this.post(lane, lane, task);
+    const free = this.inFlight.findIndex((n) => n < LANE_DEPTH);
+    if (free >= 0) return this.post(free, lane, task);
+    if (this.waiting.length >= this.maxQueue) {
+      this.refused++;
+      const reason = `Every query thread of this node is busy (${this.waiting.length} queries waiting)`;
+      return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason }), { headers: { 'retry-after': '1' } }));
+    }
+    return new Promise((resolve, reject) => this.waiting.push({ task, lane, resolve, reject }));
   }
 
-  private queued(): number {
-    return this.lanes.reduce((sum, lane) => sum + lane.queueSize, 0);
+  private post(lane: number, own: number, task: QueryTask): Promise<QueryAnswer> {
+    if (lane !== own) this.rebalanced++;
+    this.inFlight[lane]!++;
+    const done = (): void => {
+      this.inFlight[lane]!--;
+      this.next(lane);
+    };
+    const answered = (this.lanes[lane] as Piscina<QueryTask, QueryAnswer>).run(task);
+    answered.then(done, done);
+    return answered;
   }
 
-  private run(lane: Piscina<QueryTask, QueryAnswer>, task: QueryTask): Promise<QueryAnswer> {
-    return lane.run(task).catch((err: unknown) => {
-      if (err instanceof Error && err.message === QUEUE_FULL) {
-        this.refused++;
-        fail('unavailable', { reason: `Every query thread of this node is busy (${this.queued()} queries waiting)` }, { headers: { 'retry-after': '1' } });
+  /** Lane `lane` has room: the oldest waiting query of its own among the first few, else the oldest. */
+  private next(lane: number): void {
+    const waiting = this.waiting;
+    if (waiting.length === 0 || this.closed) return;
+    let at = 0;
+    for (let i = 0; i < waiting.length && i < AFFINITY_WINDOW; i++) {
+      if ((waiting[i] as Waiting).lane === lane) {
+        at = i;
+        break;
       }
-      throw err;
-    });
+    }
+    const w = waiting.splice(at, 1)[0] as Waiting;
+    this.post(lane, w.lane, w.task).then(w.resolve, w.reject);
   }
 
   /** The part's engine is gone: threads drop their mirror, and its graph files go. */
@@ -240,6 +272,9 @@ export class QueryPool {
     this.closed = true;
     clearInterval(this.sweeper);
     this.channel.close();
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const w of waiting) w.reject(new Error('the query pool is closed'));
     await Promise.all(this.lanes.map((lane) => lane.destroy()));
     this.parts.clear();
     removeFile(this.opts.graphDir);
@@ -373,9 +408,6 @@ export function affinityLane(key: string, query: string, lanes: number): number 
   }
   return (h >>> 0) % lanes;
 }
-
-/** piscina's error for a full task queue */
-const QUEUE_FULL = 'Task queue is at limit';
 
 function resultOf(a: QueryAnswer): AutocompleteResult {
   if ('result' in a) return a.result;
