@@ -261,7 +261,7 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
     ['suggest_query_pool_tasks_total', 'Tasks the query threads ran (a view sent again counts twice).', () => stats().completed],
     ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],
     ['suggest_query_pool_refused_total', 'Autocomplete queries refused with 503 because every query thread was busy and the queue full.', () => stats().refused],
-    ['suggest_query_pool_rebalanced_total', 'Autocomplete queries sent to a less busy query thread than the one their first letters go to.', () => stats().rebalanced],
+    ['suggest_query_pool_rebalanced_total', 'Autocomplete queries answered on another query thread than the one their first letters go to (theirs was busy).', () => stats().rebalanced],
   ]);
 }
 

@@ -38,9 +38,8 @@ export interface QueryPoolOptions {
   /** each thread's memo budget (the engines' lookup memos), in bytes */
   memoBudgetBytes?: number;
   /**
-   * queries that may wait for a thread (default 256 per thread, split evenly between the threads);
-   * past it a query is refused at once with 503 and Retry-After instead of queueing behind seconds
-   * of work
+   * queries that may wait for a thread (default 256 per thread); past it a query is refused at
+   * once with 503 and Retry-After instead of queueing behind seconds of work
    */
   maxQueue?: number;
   /**
@@ -67,11 +66,15 @@ interface SegmentShare {
 const LANE_DEPTH = 2;
 /** A thread that frees up looks this far into the queue for a query of its own. */
 const AFFINITY_WINDOW = 8;
+/** A waiting query is passed over by at most this many later ones (a stuck thread starves none). */
+const MAX_PASSED = 8;
 
 interface Waiting {
   task: QueryTask;
   /** the lane of the query's first letters */
   lane: number;
+  /** later queries taken before this one */
+  passed: number;
   resolve: (a: QueryAnswer) => void;
   reject: (err: unknown) => void;
 }
@@ -216,7 +219,7 @@ export class QueryPool {
       const reason = `Every query thread of this node is busy (${this.waiting.length} queries waiting)`;
       return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason }), { headers: { 'retry-after': '1' } }));
     }
-    return new Promise((resolve, reject) => this.waiting.push({ task, lane, resolve, reject }));
+    return new Promise((resolve, reject) => this.waiting.push({ task, lane, passed: 0, resolve, reject }));
   }
 
   private post(lane: number, own: number, task: QueryTask): Promise<QueryAnswer> {
@@ -231,17 +234,12 @@ export class QueryPool {
     return answered;
   }
 
-  /** Lane `lane` has room: the oldest waiting query of its own among the first few, else the oldest. */
+  /** Lane `lane` has room: it takes the query `pickWaiting` chooses. */
   private next(lane: number): void {
     const waiting = this.waiting;
     if (waiting.length === 0 || this.closed) return;
-    let at = 0;
-    for (let i = 0; i < waiting.length && i < AFFINITY_WINDOW; i++) {
-      if ((waiting[i] as Waiting).lane === lane) {
-        at = i;
-        break;
-      }
-    }
+    const at = pickWaiting(waiting, lane);
+    for (let i = 0; i < at; i++) (waiting[i] as Waiting).passed++;
     const w = waiting.splice(at, 1)[0] as Waiting;
     this.post(lane, w.lane, w.task).then(w.resolve, w.reject);
   }
@@ -384,6 +382,19 @@ function removeFile(file: string): void {
   } catch {
     // nothing the query path can do about it
   }
+}
+
+/**
+ * The waiting query lane `lane` takes: the oldest of its own among the first AFFINITY_WINDOW,
+ * unless one before it was passed over MAX_PASSED times already; else the oldest.
+ */
+export function pickWaiting(waiting: readonly { lane: number; passed: number }[], lane: number): number {
+  for (let i = 0; i < waiting.length && i < AFFINITY_WINDOW; i++) {
+    const w = waiting[i] as { lane: number; passed: number };
+    if (w.lane === lane) return i;
+    if (w.passed >= MAX_PASSED) return i;
+  }
+  return 0;
 }
 
 /**
