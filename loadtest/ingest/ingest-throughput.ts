@@ -2,15 +2,18 @@
 // service: the same documents as a JSON Lines file upload (a background job on the index's
 // sequencer), as inline POST .../documents batches, and as inline ingest/start batches; for
 // BigBasket also its original CSV. Each method writes into a fresh index, timed from the first
-// byte sent to the last document stored (for a job: until it reports `succeeded`).
+// byte sent to the last document stored (for a job: until it reports `succeeded`), and to the
+// moment the last document is searchable: every payload but the CSV ends with a probe document
+// whose title word no other has, asked for by autocomplete (caches bypassed) until it answers.
 //
 //   node dist/loadtest/ingest/ingest-throughput.js --spawn-single-node
 //   node dist/loadtest/ingest/ingest-throughput.js --spawn-cluster
 //   node dist/loadtest/ingest/ingest-throughput.js --target http://127.0.0.1:8080 --admin-key KEY
 //
 // Options: --catalog bigbasket,bestbuy,homedepot  --batch 1000 (inline batch size)
-//          --engine cold|warm (warm: the index's search engine is built before ingesting, so every
-//          write is also indexed for search as it lands; cold: it is built at the first query)
+//          --engine cold|warm (warm: a query builds the index's search engine before ingesting, so
+//          every write is also indexed for search as it lands; cold: it is built at the first query,
+//          here the probe's)
 //          --rounds N (each method N times, fresh index each; the median is reported)  --out FILE
 //          --echo (the spawned processes' logs on stderr)  --methods upload-jsonl,inline-documents,...
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,6 +49,10 @@ interface Measure {
   seconds: number[];
   median_s: number;
   docs_per_s: number;
+  /** until the probe is found: per round, median, documents per second (null for the CSV) */
+  searchable_s: number[] | null;
+  searchable_median_s: number | null;
+  searchable_docs_per_s: number | null;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -141,11 +148,24 @@ class Client {
   }
 }
 
-async function run(client: Client, catalog: Catalog, method: Method, docs: SuggestDocument[], o: Options, round: number): Promise<{ seconds: number; bytes: number }> {
+/** Waits until autocomplete finds the probe; seconds since `t0`. */
+async function searchable(client: Client, index: string, probe: SuggestDocument, t0: number): Promise<number> {
+  const word = (probe.title ?? '').split(' ')[0]!;
+  for (let i = 0; ; i++) {
+    const r = await client.ok<{ suggestions: { id: string }[] }>('GET', `/v1/autocomplete?index=${index}&query=${word}&mode=fts_only&bypass_cache=true`);
+    if (r.suggestions.some((s) => s.id === probe.id)) return (performance.now() - t0) / 1000;
+    if (performance.now() - t0 > 600_000) throw new Error(`${index}: the last document was not searchable after 10 minutes`);
+    await new Promise((r) => setTimeout(r, i < 50 ? 2 : 20));
+  }
+}
+
+async function run(client: Client, catalog: Catalog, method: Method, catalogDocs: SuggestDocument[], o: Options, round: number): Promise<{ seconds: number; searchable: number | null; bytes: number }> {
   const index = `ing-${catalog}-${method}-${round}`;
   await client.ok('POST', '/v1/indexes', { index_id: index, name: index });
-  // warm: build the (empty) search engine first, as a query would, so writes are indexed as they land
-  if (o.engine === 'warm') await client.ok('GET', `/v1/indexes/${index}/stats`);
+  // warm: a query builds the (empty) search engine first, so writes are indexed as they land
+  if (o.engine === 'warm') await client.ok('GET', `/v1/autocomplete?index=${index}&query=warm&bypass_cache=true`);
+  const probe: SuggestDocument = { id: `ingest-probe-${round}`, title: `Zqxprobe${round} end of the catalog`, desc: '', manufacturer: '', raw: {} };
+  const docs = method === 'upload-csv' ? catalogDocs : [...catalogDocs, probe];
   let bytes = 0;
   const t0 = performance.now();
   if (method === 'upload-jsonl' || method === 'upload-csv') {
@@ -166,11 +186,12 @@ async function run(client: Client, catalog: Catalog, method: Method, docs: Sugge
     }
   }
   const seconds = (performance.now() - t0) / 1000;
+  const visible = method === 'upload-csv' ? null : await searchable(client, index, probe, t0);
   const stored = await client.ok<{ total: number }>('GET', `/v1/indexes/${index}/documents?page_size=1`);
   const unique = new Set(docs.map((d) => d.id)).size;
   if (stored.total !== unique) throw new Error(`${index}: ${stored.total} stored, expected ${unique}`);
   await client.ok('DELETE', `/v1/indexes/${index}`);
-  return { seconds, bytes };
+  return { seconds, searchable: visible, bytes };
 }
 
 async function main(): Promise<void> {
@@ -209,20 +230,34 @@ async function main(): Promise<void> {
       const all: Method[] = ['upload-jsonl', ...(catalog === 'bigbasket' ? (['upload-csv'] as const) : []), 'inline-documents', 'inline-ingest-start'];
       const methods = all.filter((m) => !o.methods || o.methods.includes(m));
       const seconds = new Map<Method, number[]>(methods.map((m) => [m, []]));
+      const visible = new Map<Method, number[]>(methods.map((m) => [m, []]));
       const bytes = new Map<Method, number>();
       // rounds alternate the methods, so drift of a shared machine hits them alike
       for (let round = 0; round < o.rounds; round++) {
         for (const method of methods) {
           const r = await run(client, catalog, method, docs, o, round);
           seconds.get(method)!.push(r.seconds);
+          if (r.searchable !== null) visible.get(method)!.push(r.searchable);
           bytes.set(method, r.bytes);
-          process.stderr.write(`${catalog} ${method} round ${round + 1}: ${docs.length} docs in ${r.seconds.toFixed(2)} s\n`);
+          process.stderr.write(`${catalog} ${method} round ${round + 1}: ${docs.length} docs in ${r.seconds.toFixed(2)} s${r.searchable === null ? '' : `, searchable after ${r.searchable.toFixed(2)} s`}\n`);
         }
       }
       for (const method of methods) {
-        const s = [...seconds.get(method)!].sort((a, b) => a - b);
-        const median = s[Math.floor(s.length / 2)]!;
-        results.push({ catalog, method, documents: docs.length, bytes: bytes.get(method)!, seconds: seconds.get(method)!, median_s: median, docs_per_s: Math.round(docs.length / median) });
+        const median = medianOf(seconds.get(method)!)!;
+        const v = visible.get(method)!;
+        const visibleMedian = medianOf(v);
+        results.push({
+          catalog,
+          method,
+          documents: docs.length,
+          bytes: bytes.get(method)!,
+          seconds: seconds.get(method)!,
+          median_s: median,
+          docs_per_s: Math.round(docs.length / median),
+          searchable_s: v.length > 0 ? v : null,
+          searchable_median_s: visibleMedian,
+          searchable_docs_per_s: visibleMedian === null ? null : Math.round(docs.length / visibleMedian),
+        });
       }
     }
     const report = {
@@ -236,8 +271,12 @@ async function main(): Promise<void> {
     };
     mkdirSync(path.dirname(o.out), { recursive: true });
     writeFileSync(o.out, JSON.stringify(report, null, 2) + '\n');
-    const rows = results.map((r) => `| ${r.catalog} | ${r.documents} | ${r.method} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.median_s.toFixed(2)} | ${r.docs_per_s} |`);
-    process.stdout.write(`\n${report.target}, engine ${o.engine}, inline batches of ${o.batch}, median of ${o.rounds}\n\n| catalog | documents | method | sent | seconds | docs/s |\n|---|---|---|---|---|---|\n${rows.join('\n')}\n\nwritten to ${o.out}\n`);
+    const rows = results.map(
+      (r) => `| ${r.catalog} | ${r.documents} | ${r.method} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.median_s.toFixed(2)} | ${r.docs_per_s} | ${r.searchable_median_s?.toFixed(2) ?? '–'} | ${r.searchable_docs_per_s ?? '–'} |`,
+    );
+    process.stdout.write(
+      `\n${report.target}, engine ${o.engine}, inline batches of ${o.batch}, median of ${o.rounds}\n\n| catalog | documents | method | sent | stored, s | docs/s | searchable, s | docs/s |\n|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n\nwritten to ${o.out}\n`,
+    );
   } finally {
     await stop();
   }
@@ -247,3 +286,9 @@ main().catch((err: unknown) => {
   process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });
+
+function medianOf(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
