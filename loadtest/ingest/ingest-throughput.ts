@@ -53,6 +53,8 @@ interface Measure {
   searchable_s: number[] | null;
   searchable_median_s: number | null;
   searchable_docs_per_s: number | null;
+  /** answers 503 to the probe's queries, over every round */
+  unavailable_answers: number;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -148,18 +150,31 @@ class Client {
   }
 }
 
-/** Waits until autocomplete finds the probe; seconds since `t0`. */
-async function searchable(client: Client, index: string, probe: SuggestDocument, t0: number): Promise<number> {
+/**
+ * Waits until autocomplete finds the probe; seconds since `t0`, and the answers 503 (a node too
+ * busy to answer in time: counted and asked again, as a client would after Retry-After).
+ */
+async function searchable(client: Client, index: string, probe: SuggestDocument, t0: number): Promise<{ seconds: number; unavailable: number }> {
   const word = (probe.title ?? '').split(' ')[0]!;
+  let unavailable = 0;
   for (let i = 0; ; i++) {
-    const r = await client.ok<{ suggestions: { id: string }[] }>('GET', `/v1/autocomplete?index=${index}&query=${word}&mode=fts_only&bypass_cache=true`);
-    if (r.suggestions.some((s) => s.id === probe.id)) return (performance.now() - t0) / 1000;
+    const r = await client.call<{ suggestions: { id: string }[] }>('GET', `/v1/autocomplete?index=${index}&query=${word}&mode=fts_only&bypass_cache=true`);
+    if (r.status === 503) unavailable++;
+    else if (r.status !== 200) throw new Error(`${index}: autocomplete answered ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    else if (r.body.suggestions.some((s) => s.id === probe.id)) return { seconds: (performance.now() - t0) / 1000, unavailable };
     if (performance.now() - t0 > 600_000) throw new Error(`${index}: the last document was not searchable after 10 minutes`);
     await new Promise((r) => setTimeout(r, i < 50 ? 2 : 20));
   }
 }
 
-async function run(client: Client, catalog: Catalog, method: Method, catalogDocs: SuggestDocument[], o: Options, round: number): Promise<{ seconds: number; searchable: number | null; bytes: number }> {
+async function run(
+  client: Client,
+  catalog: Catalog,
+  method: Method,
+  catalogDocs: SuggestDocument[],
+  o: Options,
+  round: number,
+): Promise<{ seconds: number; searchable: { seconds: number; unavailable: number } | null; bytes: number }> {
   const index = `ing-${catalog}-${method}-${round}`;
   await client.ok('POST', '/v1/indexes', { index_id: index, name: index });
   // warm: a query builds the (empty) search engine first, so writes are indexed as they land
@@ -231,15 +246,18 @@ async function main(): Promise<void> {
       const methods = all.filter((m) => !o.methods || o.methods.includes(m));
       const seconds = new Map<Method, number[]>(methods.map((m) => [m, []]));
       const visible = new Map<Method, number[]>(methods.map((m) => [m, []]));
+      const unavailable = new Map<Method, number>();
       const bytes = new Map<Method, number>();
       // rounds alternate the methods, so drift of a shared machine hits them alike
       for (let round = 0; round < o.rounds; round++) {
         for (const method of methods) {
           const r = await run(client, catalog, method, docs, o, round);
           seconds.get(method)!.push(r.seconds);
-          if (r.searchable !== null) visible.get(method)!.push(r.searchable);
+          if (r.searchable !== null) visible.get(method)!.push(r.searchable.seconds);
+          unavailable.set(method, (unavailable.get(method) ?? 0) + (r.searchable?.unavailable ?? 0));
           bytes.set(method, r.bytes);
-          process.stderr.write(`${catalog} ${method} round ${round + 1}: ${docs.length} docs in ${r.seconds.toFixed(2)} s${r.searchable === null ? '' : `, searchable after ${r.searchable.toFixed(2)} s`}\n`);
+          const seen = r.searchable === null ? '' : `, searchable after ${r.searchable.seconds.toFixed(2)} s${r.searchable.unavailable > 0 ? ` (${r.searchable.unavailable} answers 503 on the way)` : ''}`;
+          process.stderr.write(`${catalog} ${method} round ${round + 1}: ${docs.length} docs in ${r.seconds.toFixed(2)} s${seen}\n`);
         }
       }
       for (const method of methods) {
@@ -257,6 +275,7 @@ async function main(): Promise<void> {
           searchable_s: v.length > 0 ? v : null,
           searchable_median_s: visibleMedian,
           searchable_docs_per_s: visibleMedian === null ? null : Math.round(docs.length / visibleMedian),
+          unavailable_answers: unavailable.get(method) ?? 0,
         });
       }
     }
@@ -272,10 +291,10 @@ async function main(): Promise<void> {
     mkdirSync(path.dirname(o.out), { recursive: true });
     writeFileSync(o.out, JSON.stringify(report, null, 2) + '\n');
     const rows = results.map(
-      (r) => `| ${r.catalog} | ${r.documents} | ${r.method} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.median_s.toFixed(2)} | ${r.docs_per_s} | ${r.searchable_median_s?.toFixed(2) ?? '–'} | ${r.searchable_docs_per_s ?? '–'} |`,
+      (r) => `| ${r.catalog} | ${r.documents} | ${r.method} | ${(r.bytes / 1e6).toFixed(1)} MB | ${r.median_s.toFixed(2)} | ${r.docs_per_s} | ${r.searchable_median_s?.toFixed(2) ?? '–'} | ${r.searchable_docs_per_s ?? '–'} | ${r.unavailable_answers} |`,
     );
     process.stdout.write(
-      `\n${report.target}, engine ${o.engine}, inline batches of ${o.batch}, median of ${o.rounds}\n\n| catalog | documents | method | sent | stored, s | docs/s | searchable, s | docs/s |\n|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n\nwritten to ${o.out}\n`,
+      `\n${report.target}, engine ${o.engine}, inline batches of ${o.batch}, median of ${o.rounds}\n\n| catalog | documents | method | sent | stored, s | docs/s | searchable, s | docs/s | 503 on the way |\n|---|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n\nwritten to ${o.out}\n`,
     );
   } finally {
     await stop();
