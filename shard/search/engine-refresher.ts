@@ -5,6 +5,7 @@
 // at a time, while queries keep answering from the published segments. An engine whose writes
 // have stopped gets its segments merged into one (compaction). A query only waits when
 // documents it must see are in a build that has not been published yet.
+import { fail } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { MergePlan, SuggestEngine } from '../engine/engine.js';
 import type { SegmentPool } from './segment-pool.js';
@@ -18,6 +19,11 @@ export interface EngineRefresherOptions {
   inlineMaxDocs?: number;
   /** documents per pooled build (default 5000) */
   maxDocsPerBuild?: number;
+  /**
+   * how long a query waits at most for the documents written before it to be indexed, before it
+   * is answered 503 with Retry-After (default 10,000 ms)
+   */
+  settleMaxMs?: number;
   /** minimum support of mined phrases, as the engines use (default 2) */
   minSupport?: number;
   /**
@@ -38,14 +44,13 @@ interface Work {
   merging: Promise<void> | null;
 }
 
-/** A query waits for at most this many pooled builds before it indexes what is left in place. */
-const MAX_WAITS = 4;
 
 export class EngineRefresher {
   private readonly pool: SegmentPool | null;
   private readonly intervalMs: number;
   private readonly inlineMaxDocs: number;
   private readonly maxDocsPerBuild: number;
+  private readonly settleMaxMs: number;
   private readonly minSupport: number;
   private readonly compactAfterMs: number;
   private readonly compactMinShare: number;
@@ -62,6 +67,7 @@ export class EngineRefresher {
     this.intervalMs = opts.intervalMs ?? 20;
     this.inlineMaxDocs = opts.inlineMaxDocs ?? 256;
     this.maxDocsPerBuild = opts.maxDocsPerBuild ?? 5000;
+    this.settleMaxMs = opts.settleMaxMs ?? 10_000;
     this.minSupport = opts.minSupport ?? 2;
     this.compactAfterMs = opts.compactAfterMs ?? 1000;
     this.compactMinShare = opts.compactMinShare ?? 0.1;
@@ -97,9 +103,23 @@ export class EngineRefresher {
     return engine.inflightCount === 0 && engine.pendingCount <= this.inlineMaxDocs;
   }
 
-  /** Resolves once a query may run on `engine` (after a bounded number of pooled builds). */
+  /**
+   * Resolves once a query may run on `engine`: every build it waits for runs on the pool, so the
+   * event loop goes on meanwhile. Rejects with 503 when indexing has not caught up within
+   * `settleMaxMs` (writes arriving faster than the pool indexes them). It used to index what was
+   * left in place after four builds: on a bulk load, seconds of segment building on the event
+   * loop, with every other request held up.
+   */
   async settle(engine: SuggestEngine): Promise<void> {
-    for (let i = 0; i < MAX_WAITS && !this.ready(engine); i++) {
+    const deadline = performance.now() + this.settleMaxMs;
+    while (!this.ready(engine)) {
+      if (performance.now() > deadline) {
+        fail(
+          'unavailable',
+          { reason: `This index part is still indexing ${engine.pendingCount + engine.inflightCount} documents written before or with this query` },
+          { headers: { 'retry-after': '1' } },
+        );
+      }
       const w = this.work.get(engine);
       if (w?.building) await w.building;
       else if (!this.startBuild(engine)) return;

@@ -7,8 +7,9 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
+import { SuggestError } from '../../../node/runtime/errors.js';
 import { SuggestEngine } from '../../engine/engine.js';
 import { SegmentBuilder } from '../../engine/segment-builder.js';
 import { HashedNgramEmbedder } from '../../engine/embedder.js';
@@ -227,6 +228,38 @@ describe('documents in a build not published yet', () => {
   });
 });
 
+describe('a query while indexing has not caught up', () => {
+  it('is answered 503 with Retry-After past its wait', async () => {
+    const t = await tempDir('refresher-settle-');
+    const pool = new SegmentPool({ threads: 1 });
+    const shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 1, logger: quietLogger });
+    try {
+      shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+      const host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 1_000_000, inlineMaxDocs: 16, maxDocsPerBuild: 500, settleMaxMs: 0 } });
+      shard.setQueryHandler(host);
+      shard.onChange(host.onChange);
+      const ref = refOf('t1', 'p1', { partitions: 1 });
+      const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+      const typeahead = (query: string) => shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit: 10 } });
+      await upsert(catalog(50));
+      await typeahead('samsung');
+      await upsert(catalog(3000, 'x'));
+      const err = await Promise.resolve(typeahead('samsung')).then(
+        () => null,
+        (e: unknown) => e as SuggestError,
+      );
+      expect(err).toBeInstanceOf(SuggestError);
+      expect(err?.status).toBe(503);
+      expect(err?.headers).toEqual({ 'retry-after': '1' });
+      expect(err?.message).toMatch(/still indexing \d+ documents/);
+    } finally {
+      await shard.close();
+      await pool.close();
+      await t.remove();
+    }
+  });
+});
+
 describe('search host with the pool', () => {
   let shard: ShardNode;
   let host: SearchHost;
@@ -303,5 +336,26 @@ describe('search host with the pool', () => {
   it('answers synchronously when nothing it must see is being built', async () => {
     const r = shard.queryValue({ ref, kind: 'typeahead', payload: { query: 'dewalt', limit: 5 } });
     expect(r instanceof Promise).toBe(false);
+  });
+
+  it('answers a query in the middle of a bulk load of many builds without indexing any of it on the event loop', async () => {
+    // seven builds' worth: a query used to wait for four, then index the rest in place
+    await upsert(catalog(100, 'first'));
+    await typeahead('samsung'); // the part's engine is loaded: writes go to it as they land
+    const bulk = catalog(13_000, 'm').map((d, i) => ({ ...d, title: i === 12_999 ? 'Numbat Waffle Iron' : d.title }));
+    await upsert(bulk);
+    const refresh = SuggestEngine.prototype.refresh;
+    const inPlace: number[] = [];
+    const spy = vi.spyOn(SuggestEngine.prototype, 'refresh').mockImplementation(function (this: SuggestEngine) {
+      inPlace.push(this.pendingCount);
+      refresh.call(this);
+    });
+    try {
+      const answer = await typeahead('numbat');
+      expect(answer.suggestions.map((s) => s.title)).toContain('Numbat Waffle Iron');
+      expect(Math.max(0, ...inPlace)).toBeLessThanOrEqual(64); // the in-place limit of this host
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
