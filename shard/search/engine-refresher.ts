@@ -45,6 +45,13 @@ interface Work {
 }
 
 
+/**
+ * After this many pooled builds a query no longer chases writes that keep arriving: a rest of at
+ * most LATE_IN_PLACE_DOCS is indexed in place (tens of milliseconds), as the timer would.
+ */
+const PATIENT_WAITS = 4;
+const LATE_IN_PLACE_DOCS = 512;
+
 export class EngineRefresher {
   private readonly pool: SegmentPool | null;
   private readonly intervalMs: number;
@@ -106,13 +113,15 @@ export class EngineRefresher {
   /**
    * Resolves once a query may run on `engine`: every build it waits for runs on the pool, so the
    * event loop goes on meanwhile. Rejects with 503 when indexing has not caught up within
-   * `settleMaxMs` (writes arriving faster than the pool indexes them). It used to index what was
-   * left in place after four builds: on a bulk load, seconds of segment building on the event
-   * loop, with every other request held up.
+   * `settleMaxMs` (writes arriving faster than the pool indexes them). After PATIENT_WAITS builds
+   * a small rest is indexed in place rather than chased. (It used to index whatever was left in
+   * place after four builds: on a bulk load, seconds of segment building on the event loop, with
+   * every other request held up.)
    */
   async settle(engine: SuggestEngine): Promise<void> {
     const deadline = performance.now() + this.settleMaxMs;
-    while (!this.ready(engine)) {
+    for (let waits = 0; !this.ready(engine); waits++) {
+      if (waits >= PATIENT_WAITS && engine.inflightCount === 0 && engine.pendingCount <= LATE_IN_PLACE_DOCS) return;
       if (performance.now() > deadline) {
         fail(
           'unavailable',
