@@ -144,8 +144,8 @@ export class QueryPool {
 
   /**
    * For /metrics: queries waiting for a thread, tasks run (in all and per thread), views sent,
-   * queries refused, share of thread time busy, and queries that left their own lane for a less
-   * busy one.
+   * queries refused, share of thread time busy, and queries answered on another thread than
+   * their own.
    */
   statistics(): { queued: number; completed: number; completedPerThread: number[]; viewsSent: number; refused: number; utilization: number; rebalanced: number } {
     const completedPerThread = this.lanes.map((lane) => lane.completed);
@@ -406,7 +406,7 @@ export function affinityLane(key: string, query: string, lanes: number): number 
   if (lanes <= 1) return 0;
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  h = Math.imul(h ^ 0, 0x01000193);
+  h = Math.imul(h, 0x01000193); // a separator: part "ab" + query "c" differs from "a" + "bc"
   let letters = 0;
   for (let i = 0; i < query.length && letters < 2; i++) {
     const c = query.charCodeAt(i);
