@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { ERRORS, SuggestError, format } from '../node/runtime/errors.js';
+import { SuggestError, suggestError } from '../node/runtime/errors.js';
 import type { Logger } from '../node/runtime/log.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import { CompiledRoute } from './compiled-route.js';
@@ -269,7 +269,7 @@ export class HttpServer {
   internal(err: unknown, x: Exchange): SuggestError {
     const ref = randomBytes(6).toString('hex');
     this.opts.log.error('request failed', { ref, method: x.method, route: x.route?.label ?? x.path.slice(0, 200), err: err instanceof Error ? err : String(err) });
-    return new SuggestError('internal', format(ERRORS.internal.message, { ref }), { cause: err });
+    return suggestError('internal', { ref }, { cause: err });
   }
 
   private onRequest(res: HttpResponse, req: HttpRequest): void {
@@ -356,11 +356,11 @@ export class HttpServer {
     }
     if (allowed) {
       const methods = allowed.join(', ');
-      const e = new SuggestError('method_not_allowed', format(ERRORS.method_not_allowed.message, { method: x.method, path, allowed: methods }), { headers: { allow: methods } });
+      const e = suggestError('method_not_allowed', { method: x.method, path, allowed: methods }, { headers: { allow: methods } });
       x.error(e);
       return;
     }
-    x.error(new SuggestError('not_found', format(ERRORS.not_found.message, { method: x.method, path })));
+    x.error(suggestError('not_found', { method: x.method, path }));
   }
 
   /**
@@ -421,13 +421,10 @@ function hasBody(req: HttpRequest): boolean {
 }
 
 function tooLarge(limit: number): SuggestError {
-  return new SuggestError(
-    'payload_too_large',
-    format(ERRORS.payload_too_large.message, {
-      limit,
-      hint: 'send large batches through POST /v1/indexes/{index_id}/upload (multipart file) or split them into smaller requests.',
-    }),
-  );
+  return suggestError('payload_too_large', {
+    limit,
+    hint: 'send large batches through POST /v1/indexes/{index_id}/upload (multipart file) or split them into smaller requests.',
+  });
 }
 
 /** 415 when the declared content type does not fit the route's body mode. */
@@ -451,5 +448,5 @@ function contentTypeError(route: CompiledRoute, contentType: string, bodyPresent
     expected = 'application/json';
   }
   if (ok) return null;
-  return new SuggestError('unsupported_media_type', format(ERRORS.unsupported_media_type.message, { type: type || '(none)', expected }));
+  return suggestError('unsupported_media_type', { type: type || '(none)', expected });
 }

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type * as pb from '../proto/gen/shard.js';
-import { ERRORS, SuggestError, format, validationError } from '../node/runtime/errors.js';
+import { SuggestError, suggestError, validationError } from '../node/runtime/errors.js';
 import { RecordScan } from './upload-format.js';
 
 export interface UploadTarget {
@@ -37,7 +37,7 @@ const CHUNK_TARGET = 256 * 1024;
 const FIELDS = new Set(['format', 'encoding', 'source_type', 'source_filename']);
 
 export function tooLarge(limit: number, hint: string): SuggestError {
-  return new SuggestError('payload_too_large', format(ERRORS.payload_too_large.message, { limit, hint }));
+  return suggestError('payload_too_large', { limit, hint });
 }
 
 /** The file of a multipart upload, stored as a blob. 413 over the limit, 422 without a `file` part. */

@@ -3,7 +3,7 @@
 // that part's lane, and a lane runs one task at a time in arrival order. Different lanes run
 // concurrently, so one busy index never holds up another. A lane exists only while it has
 // work, so memory follows the number of indexes being written, not the number that exist.
-import { ERRORS, SuggestError, format } from '../node/runtime/errors.js';
+import { suggestError } from '../node/runtime/errors.js';
 
 interface Job {
   task: () => unknown;
@@ -38,7 +38,7 @@ export class IndexMailbox {
     let lane = this.lanes.get(key);
     if (lane && lane.jobs.length - lane.head >= this.maxDepth) {
       const reason = `Index part ${key} already has ${this.maxDepth} writes waiting`;
-      return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason })));
+      return Promise.reject(suggestError('unavailable', { reason }));
     }
     return new Promise<T>((resolve, reject) => {
       const job: Job = { task, resolve: resolve as (v: unknown) => void, reject };

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pack, unpack } from 'msgpackr';
 import type * as pb from '../proto/gen/shard.js';
 import type { Coordinator, PlacementTable } from '../coordinator/coordinator.js';
-import { ERRORS, SuggestError, fail, format } from '../node/runtime/errors.js';
+import { fail, suggestError } from '../node/runtime/errors.js';
 import { decodeEvents, encodeEvent, type EngagementEvent } from '../node/runtime/engagement-event.js';
 import { partitionOf } from '../node/runtime/hash.js';
 import type { NodeId } from '../node/runtime/ids.js';
@@ -216,7 +216,7 @@ export class ShardNode implements ShardApi, HandoffHost {
   store(partition: number): Promise<PartitionStore> {
     const open = this.ready[partition];
     if (open) return Promise.resolve(open);
-    if (this.drained) return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `Shard node ${this.nodeId} is closed` })));
+    if (this.drained) return Promise.reject(suggestError('unavailable', { reason: `Shard node ${this.nodeId} is closed` }));
     let pending = this.opening.get(partition);
     if (!pending) {
       const started = Date.now();
@@ -398,7 +398,7 @@ export class ShardNode implements ShardApi, HandoffHost {
   // ---- ShardApi: blobs and jobs ----
 
   putBlob(chunks: AsyncIterable<pb.BlobChunk>): Promise<pb.BlobRef> {
-    if (this.closing) return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `Shard node ${this.nodeId} is shutting down` })));
+    if (this.closing) return Promise.reject(suggestError('unavailable', { reason: `Shard node ${this.nodeId} is shutting down` }));
     return this.blobs.put(chunks);
   }
 

@@ -82,8 +82,13 @@ export function format(template: string, params: Params): string {
   return template.replace(/\{(\w+)\}/g, (_, k: string) => (k in params ? String(params[k]) : `{${k}}`));
 }
 
+/** The error `code` with its message filled from `params` (what `fail` throws; for a caller that returns or rejects with it). */
+export function suggestError(code: ErrorCode, params: Params = {}, opts: { cause?: unknown; headers?: Record<string, string> } = {}): SuggestError {
+  return new SuggestError(code, format(ERRORS[code].message, params), opts);
+}
+
 export function fail(code: ErrorCode, params: Params = {}, opts: { cause?: unknown; headers?: Record<string, string> } = {}): never {
-  throw new SuggestError(code, format(ERRORS[code].message, params), opts);
+  throw suggestError(code, params, opts);
 }
 
 export function validationError(issues: ValidationIssue[]): SuggestError {
@@ -125,7 +130,7 @@ export function fromGrpcError(err: ServiceError): SuggestError {
     return new SuggestError(code as ErrorCode, typeof detail === 'string' ? decodeURIComponent(detail) : err.message, { cause: err, ...(issues ? { issues } : {}), ...(headers ? { headers } : {}) });
   }
   if (err.code === GrpcStatus.UNAVAILABLE || err.code === GrpcStatus.DEADLINE_EXCEEDED) {
-    return new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `A shard node did not answer (${err.details || err.message})` }), { cause: err });
+    return suggestError('unavailable', { reason: `A shard node did not answer (${err.details || err.message})` }, { cause: err });
   }
   return new SuggestError('internal', err.message, { cause: err });
 }

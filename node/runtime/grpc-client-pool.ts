@@ -8,7 +8,7 @@
 // WatchChanges stream and announces the writes it forwards itself as soon as they are answered.
 import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import * as pb from '../../proto/gen/shard.js';
-import { ERRORS, SuggestError, fail, format, fromGrpcError } from './errors.js';
+import { SuggestError, fail, fromGrpcError, suggestError } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
 import { GrpcChangeFeed, type ChangeStreamHandlers, type GrpcChangeFeedOptions } from './grpc-change-feed.js';
 import type { NodeId } from './ids.js';
@@ -226,7 +226,7 @@ function remoteError(err: ServiceError, address: string): SuggestError {
   const e = fromGrpcError(err);
   // a node that shuts down mid-call cancels it; to the caller that is a node that did not answer
   if (e.code === 'internal' && err.code === status.CANCELLED) {
-    return new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason: `Shard node at ${address} stopped during the call` }), { cause: err });
+    return suggestError('unavailable', { reason: `Shard node at ${address} stopped during the call` }, { cause: err });
   }
   return e;
 }

@@ -9,7 +9,7 @@
 // stops it (recorded with code `document_limit`, the 409 of the inline routes).
 import type { JobRecord } from '../../coordinator/coordinator.js';
 import type { SuggestDocument } from '../../node/runtime/document.js';
-import { ERRORS, SuggestError, format } from '../../node/runtime/errors.js';
+import { SuggestError, suggestError } from '../../node/runtime/errors.js';
 import { partOf } from '../../node/runtime/hash.js';
 import { MAX_ROW_ERRORS, ingestionState, type IngestionJobState, type RowError } from '../../node/runtime/job-state.js';
 import { mapRecord } from './document-mapper.js';
@@ -127,7 +127,7 @@ export async function runIngestion(rec: JobRecord, ctx: JobContext): Promise<Job
     const params = byIndex
       ? { scope: 'Index', limit: limits.max_documents_per_index, count: indexCount, adding }
       : { scope: 'Account', limit: limits.max_documents_total, count: accountOther + indexCount, adding };
-    return new SuggestError('document_limit', format(ERRORS.document_limit.message, params));
+    return suggestError('document_limit', params);
   };
 
   const source = await ctx.readBlob(st.blob);

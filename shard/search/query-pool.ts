@@ -21,7 +21,7 @@ import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { workerFile } from './worker-file.js';
-import { ERRORS, format, SuggestError } from '../../node/runtime/errors.js';
+import { suggestError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestEngine } from '../engine/engine.js';
 import type { Segment } from '../engine/segment.js';
@@ -217,7 +217,7 @@ export class QueryPool {
     if (this.waiting.length >= this.maxQueue) {
       this.refused++;
       const reason = `Every query thread of this node is busy (${this.waiting.length} queries waiting)`;
-      return Promise.reject(new SuggestError('unavailable', format(ERRORS.unavailable.message, { reason }), { headers: { 'retry-after': '1' } }));
+      return Promise.reject(suggestError('unavailable', { reason }, { headers: { 'retry-after': '1' } }));
     }
     return new Promise((resolve, reject) => this.waiting.push({ task, lane, passed: 0, resolve, reject }));
   }
