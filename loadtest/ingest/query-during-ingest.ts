@@ -14,6 +14,7 @@ import { startSingleNode } from '../../node/runtime/process-harness.js';
 import { homeDepotDocuments } from '../data/catalog.js';
 import { REPO_ROOT } from '../data/data-files.js';
 import { percentile } from '../load/latency-stats.js';
+import { provisionIndex } from '../load/provision-service.js';
 
 const { values } = parseArgs({
   options: {
@@ -56,11 +57,8 @@ async function round(): Promise<Round> {
     return (text ? JSON.parse(text) : null) as T;
   };
   try {
-    await call(node.adminKey, 'POST', '/v1/admin/tenants', { tenant_id: 'bulk', name: 'bulk load', plan: 'enterprise' });
-    const key = (await call<{ key: string }>(node.adminKey, 'POST', '/v1/admin/tenants/bulk/keys', { kind: 'private', name: 'bulk' })).key;
     const docs = homeDepotDocuments();
-    await call(key, 'POST', '/v1/indexes', { index_id: 'live', name: 'live' });
-    await call(key, 'POST', '/v1/indexes/live/documents', { documents: docs.slice(0, 1000) });
+    const key = (await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'bulk', indexId: 'live', docs: docs.slice(0, 1000) })).privateKey;
     await call(key, 'POST', '/v1/indexes', { index_id: 'loading', name: 'loading' });
     if (values.warm) await call(key, 'GET', '/v1/autocomplete?index=loading&query=warm&bypass_cache=true');
     const ask = (q: string) => call(key, 'GET', `/v1/typeahead?index=live&query=${encodeURIComponent(q)}&bypass_cache=true`);
