@@ -118,7 +118,18 @@ async function main(): Promise<void> {
         : null;
     if (queryPool) closers.unshift(() => queryPool.close());
     // SUGGEST_GRAPH_THREAD=0: ANN graphs are built in slices on the event loop, not on the segment pool's graph thread
-    const search = new SearchHost({ dataDir: config.dataDir, log: logger, pool: segmentPool, queryPool, graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0' });
+    // SUGGEST_FRESH_WAIT_MS: how long a query waits for documents written before it that are still
+    // being indexed (a bulk load) before it is answered from those already searchable
+    const freshWaitMs = Number(process.env.SUGGEST_FRESH_WAIT_MS ?? 250);
+    const search = new SearchHost({
+      dataDir: config.dataDir,
+      log: logger,
+      pool: segmentPool,
+      queryPool,
+      graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0',
+      ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { refresh: { freshWaitMs } } : {}),
+    });
+    registerIndexingMetrics(search);
     memoBudget.setLimit(queryPool ? memoBudgetBytes - queryThreads * threadMemoBytes : memoBudgetBytes);
     registerMemoMetrics(() => (queryPool ? sumMemoStats(memoBudget.stats(), queryPool.memoStatistics()) : memoBudget.stats()));
     registerQueryPoolMetrics(queryPool);
@@ -262,6 +273,14 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
     ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],
     ['suggest_query_pool_refused_total', 'Autocomplete queries refused with 503 because every query thread was busy and the queue full.', () => stats().refused],
     ['suggest_query_pool_rebalanced_total', 'Autocomplete queries answered on another query thread than the one their first letters go to (theirs was busy).', () => stats().rebalanced],
+  ]);
+}
+
+/** Documents written but not yet searchable, and the answers given without them. */
+function registerIndexingMetrics(search: SearchHost): void {
+  metrics.sampled('gauge', [['suggest_documents_indexing', 'Documents written to the loaded engines and not searchable yet (buffered or in a segment build).', () => search.documentsIndexing()]]);
+  metrics.sampled('counter', [
+    ['suggest_answers_during_indexing_total', 'Queries answered from the documents already searchable, after waiting SUGGEST_FRESH_WAIT_MS for documents written before them (a bulk load).', () => search.answersDuringIndexing],
   ]);
 }
 

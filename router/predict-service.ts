@@ -284,7 +284,8 @@ export class PredictService {
       };
     }
     const rest = JSON.stringify(body).slice(1);
-    if (useCache) this.cache.set(cacheKey, rest);
+    // not an answer given while a bulk load was still being indexed (search-service.ts `complete`)
+    if (useCache && parts.every((part) => !part.indexing)) this.cache.set(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
   }
 }

@@ -176,6 +176,11 @@ export const IndexStats = named(
     status: IndexStatusSchema,
     document_count: Count,
     stored_bytes: Count,
+    documents_indexing: Type.Integer({
+      minimum: 0,
+      description:
+        'Documents written that queries cannot find yet (buffered, or in a segment being built: a bulk load); 0 once everything written is searchable. Meanwhile queries wait briefly for them, then answer from the documents already searchable.',
+    }),
     parts: Type.Array(
       Type.Object({ part: Count, partition: Count, node: Type.String(), document_count: Count, stored_bytes: Count, engine: Type.Unknown() }),
     ),

@@ -4,8 +4,10 @@
 // upload is searchable. A stall of the event loop (indexing in place, say) shows as the largest
 // latency. Each round starts a fresh node; `--warm` asks the loading index a query first, so its
 // search engine indexes the writes as they land (the case where queries must wait for builds).
+// `--probe loading` asks the loading index itself instead: how long its own queries wait for the
+// load (non-200 answers are counted, not timed).
 //
-//   node dist/loadtest/ingest/query-during-ingest.js [--rounds 2] [--warm] [--out FILE]
+//   node dist/loadtest/ingest/query-during-ingest.js [--rounds 2] [--warm] [--probe live|loading] [--out FILE]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,10 +22,13 @@ const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '2' },
     warm: { type: 'boolean', default: false },
+    probe: { type: 'string', default: 'live' },
     out: { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
+const probed = values.probe;
+if (probed !== 'live' && probed !== 'loading') throw new Error('--probe takes live or loading');
 const out = values.out ?? path.join(REPO_ROOT, 'loadtest/results', `query-during-ingest-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 const log = (line: string): void => void process.stderr.write(`[query-during-ingest] ${line}\n`);
 const KEYSTROKES = ['dr', 'drill', 'pai', 'paint', 'ham', 'ligh', 'light bu', 'ca', 'cabinet', 'sho', 'showe', 'wa', 'wat', 'water h'];
@@ -35,6 +40,8 @@ interface Round {
   during: Summary;
   /** latencies over 50 ms during the load: [ms since the upload started, latency ms] */
   slow: [number, number][];
+  /** answers other than 200 during the load, by status */
+  failed: Record<string, number>;
 }
 interface Summary {
   requests: number;
@@ -61,15 +68,21 @@ async function round(): Promise<Round> {
     const key = (await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'bulk', indexId: 'live', docs: docs.slice(0, 1000) })).privateKey;
     await call(key, 'POST', '/v1/indexes', { index_id: 'loading', name: 'loading' });
     if (values.warm) await call(key, 'GET', '/v1/autocomplete?index=loading&query=warm&bypass_cache=true');
-    const ask = (q: string) => call(key, 'GET', `/v1/typeahead?index=live&query=${encodeURIComponent(q)}&bypass_cache=true`);
+    const ask = async (q: string): Promise<number> => {
+      const r = await fetch(`${node.baseUrl}/v1/typeahead?index=${probed}&query=${encodeURIComponent(q)}&bypass_cache=true`, { headers: { 'x-api-key': key } });
+      await r.arrayBuffer();
+      return r.status;
+    };
     for (const q of KEYSTROKES) await ask(q);
     const samples: [number, number][] = [];
+    const failures: [number, number][] = [];
     let stop = false;
     const prober = (async () => {
       for (let i = 0; !stop; i++) {
         const t = performance.now();
-        await ask(KEYSTROKES[i % KEYSTROKES.length]!);
-        samples.push([t, performance.now() - t]);
+        const status = await ask(KEYSTROKES[i % KEYSTROKES.length]!);
+        if (status === 200) samples.push([t, performance.now() - t]);
+        else failures.push([t, status]);
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
@@ -102,6 +115,7 @@ async function round(): Promise<Round> {
       before: summary(samples.filter(([t]) => t < t0).map(([, l]) => l)),
       during: summary(during.map(([, l]) => l)),
       slow: during.filter(([, l]) => l > 50).map(([t, l]) => [Math.round(t - t0), Math.round(l)]),
+      failed: failures.reduce<Record<string, number>>((by, [, status]) => ({ ...by, [status]: (by[status] ?? 0) + 1 }), {}),
     };
   } finally {
     await node.stop();
@@ -113,9 +127,9 @@ for (let i = 0; i < rounds; i++) {
   const r = await round();
   results.push(r);
   log(
-    `round ${i + 1}: stored ${r.stored_ms} ms, searchable ${r.searchable_ms} ms; typeahead before p99 ${r.before.p99_ms.toFixed(1)} ms, during p50 ${r.during.p50_ms.toFixed(1)} p99 ${r.during.p99_ms.toFixed(1)} max ${r.during.max_ms.toFixed(1)} ms (${r.during.requests} requests)`,
+    `round ${i + 1}: stored ${r.stored_ms} ms, searchable ${r.searchable_ms} ms; typeahead before p99 ${r.before.p99_ms.toFixed(1)} ms, during p50 ${r.during.p50_ms.toFixed(1)} p99 ${r.during.p99_ms.toFixed(1)} max ${r.during.max_ms.toFixed(1)} ms (${r.during.requests} requests answered 200, others: ${JSON.stringify(r.failed)})`,
   );
 }
 mkdirSync(path.dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify({ run_at: new Date().toISOString(), warm: values.warm, load_average: os.loadavg(), node: process.version, rounds: results }, null, 2) + '\n');
+writeFileSync(out, JSON.stringify({ run_at: new Date().toISOString(), warm: values.warm, probe: probed, load_average: os.loadavg(), node: process.version, rounds: results }, null, 2) + '\n');
 log(`wrote ${path.relative(process.cwd(), out)}`);

@@ -43,4 +43,6 @@ export interface PredictPartResult {
   suggestions: { id: string; type: string; title: string; score: number }[];
   /** candidates of every type, each source in its own rank order */
   candidates: PredictCandidate[];
+  /** documents written before the query that it did not see (a bulk load still being indexed) */
+  indexing?: number;
 }

@@ -53,6 +53,12 @@ function decodeEngine(bytes: Buffer): unknown {
   }
 }
 
+/** Documents a part's engine statistics count as not searchable yet (0 for an engine not loaded). */
+function indexingOf(engine: unknown): number {
+  const n = (engine as { indexing?: unknown } | null)?.indexing;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : 0;
+}
+
 export function indexRoutes(deps: RouterDeps): Route[] {
   const { coordinator, data, config } = deps;
 
@@ -227,13 +233,15 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const t = tenantOf(req);
         const target = await data.resolve(t.id, req.params.index_id);
         const parts = await data.stats(t.id, target.physical);
+        const engines = parts.map((p) => decodeEngine(p.engine));
         return {
           index_id: req.params.index_id,
           physical_index_id: target.physical.physical_index_id as string,
           status: target.index.status,
           document_count: parts.reduce((n, p) => n + p.document_count, 0),
           stored_bytes: parts.reduce((n, p) => n + p.stored_bytes, 0),
-          parts: parts.map((p) => ({ part: p.part, partition: p.partition, node: p.node, document_count: p.document_count, stored_bytes: p.stored_bytes, engine: decodeEngine(p.engine) })),
+          documents_indexing: engines.reduce<number>((n, e) => n + indexingOf(e), 0),
+          parts: parts.map((p, i) => ({ part: p.part, partition: p.partition, node: p.node, document_count: p.document_count, stored_bytes: p.stored_bytes, engine: engines[i] })),
         };
       },
     }),

@@ -65,6 +65,8 @@ export interface EngineStats {
   documents: number;
   deleted: number;
   pending: number;
+  /** documents written that queries cannot find yet: buffered, or in a segment being built */
+  indexing: number;
   segments: number;
   terms: number;
   postings: number;
@@ -136,6 +138,8 @@ export class SuggestEngine {
   private correctors: { suggestive: SpellCorrector; any: SpellCorrector } | null = null;
   /** segments in a merge plan that is not committed yet */
   private readonly merging = new Set<Segment>();
+  /** false while `published` runs a read: buffered upserts are then left buffered */
+  private readBuffered = true;
 
   /**
    * Changes whenever what queries see may change (writes, refreshes, merges, deletes); unique in
@@ -166,7 +170,7 @@ export class SuggestEngine {
    * version they go with: what another thread needs to answer the next query like this one.
    */
   view(): { version: number; segments: readonly Segment[]; options: EngineOptions } {
-    if (this.options.refreshOnRead && this.pending.size > 0) this.refresh();
+    this.refreshForRead();
     return { version: this.version, segments: this.segments, options: this.options };
   }
 
@@ -559,6 +563,7 @@ export class SuggestEngine {
       documents: this.documentCount,
       deleted,
       pending: this.pending.size,
+      indexing: this.pending.size + this.inflight.size,
       segments: this.segments.length,
       terms,
       postings,
@@ -616,8 +621,27 @@ export class SuggestEngine {
     );
   }
 
+  /**
+   * Runs `read` over the segments published so far: upserts still buffered are not indexed in
+   * place first (as reads otherwise do with `refreshOnRead`) but left to whoever builds them, off
+   * this thread. For a query that will not wait for a bulk load to be indexed.
+   */
+  published<T>(read: () => T): T {
+    const outer = this.readBuffered;
+    this.readBuffered = false;
+    try {
+      return read();
+    } finally {
+      this.readBuffered = outer;
+    }
+  }
+
+  private refreshForRead(): void {
+    if (this.options.refreshOnRead && this.readBuffered && this.pending.size > 0) this.refresh();
+  }
+
   private snapshot(): IndexSnapshot {
-    if (this.options.refreshOnRead && this.pending.size > 0) this.refresh();
+    this.refreshForRead();
     if (this.snapshotCache === null) {
       this.snapshotCache = new IndexSnapshot(this.segments);
       this.correctors = null;

@@ -4,8 +4,8 @@
 // ingestion) and every merge are built on the segment pool, one build and one merge per engine
 // at a time, while queries keep answering from the published segments. An engine whose writes
 // have stopped gets its segments merged into one (compaction). A query only waits when
-// documents it must see are in a build that has not been published yet.
-import { fail } from '../../node/runtime/errors.js';
+// documents it must see are in a build that has not been published yet, and only briefly: during
+// a bulk load it is answered from the documents already searchable.
 import type { Logger } from '../../node/runtime/log.js';
 import type { MergePlan, SuggestEngine } from '../engine/engine.js';
 import type { SegmentPool } from './segment-pool.js';
@@ -20,10 +20,10 @@ export interface EngineRefresherOptions {
   /** documents per pooled build (default 5000) */
   maxDocsPerBuild?: number;
   /**
-   * how long a query waits at most for the documents written before it to be indexed, before it
-   * is answered 503 with Retry-After (default 10,000 ms)
+   * how long a query waits at most for the documents written before it to be indexed (default
+   * 250 ms); past it, it is answered from the documents already searchable (a bulk load)
    */
-  settleMaxMs?: number;
+  freshWaitMs?: number;
   /** minimum support of mined phrases, as the engines use (default 2) */
   minSupport?: number;
   /**
@@ -57,7 +57,7 @@ export class EngineRefresher {
   private readonly intervalMs: number;
   private readonly inlineMaxDocs: number;
   private readonly maxDocsPerBuild: number;
-  private readonly settleMaxMs: number;
+  private readonly freshWaitMs: number;
   private readonly minSupport: number;
   private readonly compactAfterMs: number;
   private readonly compactMinShare: number;
@@ -74,7 +74,7 @@ export class EngineRefresher {
     this.intervalMs = opts.intervalMs ?? 20;
     this.inlineMaxDocs = opts.inlineMaxDocs ?? 256;
     this.maxDocsPerBuild = opts.maxDocsPerBuild ?? 5000;
-    this.settleMaxMs = opts.settleMaxMs ?? 10_000;
+    this.freshWaitMs = opts.freshWaitMs ?? 250;
     this.minSupport = opts.minSupport ?? 2;
     this.compactAfterMs = opts.compactAfterMs ?? 1000;
     this.compactMinShare = opts.compactMinShare ?? 0.1;
@@ -111,28 +111,31 @@ export class EngineRefresher {
   }
 
   /**
-   * Resolves once a query may run on `engine`: every build it waits for runs on the pool, so the
-   * event loop goes on meanwhile. Rejects with 503 when indexing has not caught up within
-   * `settleMaxMs` (writes arriving faster than the pool indexes them). After PATIENT_WAITS builds
-   * a small rest is indexed in place rather than chased. (It used to index whatever was left in
-   * place after four builds: on a bulk load, seconds of segment building on the event loop, with
-   * every other request held up.)
+   * Resolves once a query may run on `engine`, with the number of documents written before it
+   * that it will not see: 0 when they are all searchable (every build it waits for runs on the
+   * pool, so the event loop goes on meanwhile). A query waits at most `freshWaitMs` for them;
+   * past it (writes arriving faster than the pool indexes them: a bulk load), the caller answers
+   * from the published segments (`SuggestEngine.published`) and must not cache that answer.
+   * After PATIENT_WAITS builds a small rest is indexed in place rather than chased.
+   *
+   * It used to wait up to 10 s and answer 503 past it: during a bulk load the loading index's own
+   * queries took seconds, and through a cluster router (whose deadline is 5 s) many failed.
    */
-  async settle(engine: SuggestEngine): Promise<void> {
-    const deadline = performance.now() + this.settleMaxMs;
+  async settle(engine: SuggestEngine): Promise<number> {
+    const deadline = performance.now() + this.freshWaitMs;
     for (let waits = 0; !this.ready(engine); waits++) {
-      if (waits >= PATIENT_WAITS && engine.inflightCount === 0 && engine.pendingCount <= LATE_IN_PLACE_DOCS) return;
-      if (performance.now() > deadline) {
-        fail(
-          'unavailable',
-          { reason: `This index part is still indexing ${engine.pendingCount + engine.inflightCount} documents written before or with this query` },
-          { headers: { 'retry-after': '1' } },
-        );
+      if (waits >= PATIENT_WAITS && engine.inflightCount === 0 && engine.pendingCount <= LATE_IN_PLACE_DOCS) return 0;
+      // the build runs even when the query does not wait for it
+      let building = this.work.get(engine)?.building ?? null;
+      if (building === null) {
+        if (!this.startBuild(engine)) return 0;
+        building = this.workOf(engine).building;
       }
-      const w = this.work.get(engine);
-      if (w?.building) await w.building;
-      else if (!this.startBuild(engine)) return;
+      const left = deadline - performance.now();
+      if (left <= 0 || building === null) return engine.pendingCount + engine.inflightCount;
+      await within(building, left);
     }
+    return 0;
   }
 
   /** Waits for builds and merges in flight; nothing new starts afterwards. */
@@ -236,4 +239,13 @@ export class EngineRefresher {
     }
     return w;
   }
+}
+
+/** Resolves when `work` settles or after `ms`, whichever comes first (never rejects). */
+function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([work.catch(() => undefined), elapsed]).finally(() => clearTimeout(timer));
 }

@@ -2,11 +2,13 @@
 // it. Engines are built on first use from the partition's documents (or loaded from a snapshot
 // written beside the partition at close, when the snapshot still matches the stored data), and
 // follow every applied write through the node's change events, so a query after an
-// acknowledged write sees it. Beside each engine, a BehaviorModel learned from the part's
+// acknowledged write sees it (during a bulk load, after a short wait, it is answered from the
+// documents already searchable, marked so that it is not cached). Beside each engine, a BehaviorModel learned from the part's
 // engagement events (replayed from the event log on load, then fed each new event) re-ranks
 // what the engine returns (behavior-ranking.ts). Builds run on the segment pool when there is one
 // (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
-// its interval and makes a query wait only for documents it must see that are still being built.
+// its interval and makes a query wait, briefly, only for documents it must see that are still
+// being built.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
@@ -89,6 +91,7 @@ export class SearchHost implements QueryHandler {
   private readonly stores = new Map<number, PartitionStore>();
 
   private readonly refresher: EngineRefresher;
+  private unseenAnswers = 0;
   private readonly pool: SegmentPool | null;
   private readonly embeddings: EmbeddingProvider | null;
   private readonly titleVectors = new VectorCache();
@@ -132,10 +135,32 @@ export class SearchHost implements QueryHandler {
     return loaded instanceof Promise ? loaded.then((l) => this.answer(l, ctx)) : this.answer(loaded, ctx);
   }
 
-  /** At once, unless documents this query must see are still being indexed. */
+  /**
+   * At once, unless documents this query must see are still being indexed: then once they are,
+   * or, past the refresher's short wait (a bulk load), from the documents searchable by then. Such
+   * an answer carries `indexing`, the documents written before it that it did not see: the router
+   * does not cache it.
+   */
   private answer(loaded: Loaded, ctx: QueryContext): unknown {
     if (this.refresher.ready(loaded.engine)) return this.run(loaded, ctx);
-    return this.refresher.settle(loaded.engine).then(() => this.run(loaded, ctx));
+    return this.refresher.settle(loaded.engine).then((unseen) => {
+      if (unseen === 0) return this.run(loaded, ctx);
+      this.unseenAnswers++;
+      const result = loaded.engine.published(() => this.run(loaded, ctx));
+      return result instanceof Promise ? result.then((r) => withIndexing(r, unseen)) : withIndexing(result, unseen);
+    });
+  }
+
+  /** Queries answered before every document written ahead of them was searchable (see `answer`). */
+  get answersDuringIndexing(): number {
+    return this.unseenAnswers;
+  }
+
+  /** Documents written to the loaded engines that queries cannot find yet (buffered or being built). */
+  documentsIndexing(): number {
+    let n = 0;
+    for (const entry of this.entries.values()) if (entry.engine) n += entry.engine.pendingCount + entry.engine.inflightCount;
+    return n;
   }
 
   /** Autocomplete of one part's engine: on the query pool when there is one. */
@@ -448,4 +473,9 @@ function predictRequest(payload: Record<string, unknown>): PredictRequest {
 /** Where the ANN graphs of a snapshot file are kept. */
 function graphsDir(snapshotFile: string): string {
   return `${snapshotFile}.graphs`;
+}
+
+/** A part's answer that did not see `unseen` documents still being indexed (a copy: engines may memoize theirs). */
+function withIndexing(result: unknown, unseen: number): unknown {
+  return typeof result === 'object' && result !== null ? { ...result, indexing: unseen } : result;
 }

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
-import { SuggestError } from '../../../node/runtime/errors.js';
 import { SuggestEngine } from '../../engine/engine.js';
 import { SegmentBuilder } from '../../engine/segment-builder.js';
 import { HashedNgramEmbedder } from '../../engine/embedder.js';
@@ -229,29 +228,43 @@ describe('documents in a build not published yet', () => {
 });
 
 describe('a query while indexing has not caught up', () => {
-  it('is answered 503 with Retry-After past its wait', async () => {
+  it('is answered from the searchable documents past its wait, marked with what it did not see, until the load is indexed', async () => {
     const t = await tempDir('refresher-settle-');
     const pool = new SegmentPool({ threads: 1 });
     const shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 1, logger: quietLogger });
     try {
       shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
-      const host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 1_000_000, inlineMaxDocs: 16, maxDocsPerBuild: 500, settleMaxMs: 0 } });
+      // no timer to speak of: only queries start builds here
+      const host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 1_000_000, inlineMaxDocs: 16, maxDocsPerBuild: 500, freshWaitMs: 0 } });
       shard.setQueryHandler(host);
       shard.onChange(host.onChange);
       const ref = refOf('t1', 'p1', { partitions: 1 });
       const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
-      const typeahead = (query: string) => shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit: 10 } });
+      type Answer = { suggestions: TypeaheadSuggestion[]; indexing?: number };
+      const typeahead = async (query: string) => (await shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit: 10 } })) as Answer;
+      const autocomplete = async (query: string) => (await shard.queryValue({ ref, kind: 'autocomplete', payload: { query, limit: 10, mode: 'fts_only' } })) as Answer;
       await upsert(catalog(50));
-      await typeahead('samsung');
-      await upsert(catalog(3000, 'x'));
-      const err = await Promise.resolve(typeahead('samsung')).then(
-        () => null,
-        (e: unknown) => e as SuggestError,
-      );
-      expect(err).toBeInstanceOf(SuggestError);
-      expect(err?.status).toBe(503);
-      expect(err?.headers).toEqual({ 'retry-after': '1' });
-      expect(err?.message).toMatch(/still indexing \d+ documents/);
+      expect((await typeahead('samsung')).indexing).toBeUndefined();
+      await upsert(catalog(3000, 'x').map((d, i) => ({ ...d, title: i === 2999 ? 'Quokka Espresso Machine' : d.title })));
+      // past its wait (none here), from the 50 documents searchable: the 3,000 are not indexed in place
+      const during = await typeahead('quokka');
+      expect(during.indexing).toBe(3000);
+      expect(during.suggestions).toEqual([]);
+      const lexical = await autocomplete('samsung');
+      expect(lexical.indexing).toBeGreaterThan(0);
+      expect(lexical.suggestions.length).toBeGreaterThan(0);
+      expect(lexical.suggestions.every((s) => s.id.startsWith('d'))).toBe(true);
+      expect(host.answersDuringIndexing).toBe(2);
+      expect(host.documentsIndexing()).toBeGreaterThan(0);
+      // each query started the next build: asking on brings the load in, then answers are whole again
+      let after = during;
+      for (let i = 0; i < 400 && after.indexing !== undefined; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        after = await typeahead('quokka');
+      }
+      expect(after.indexing).toBeUndefined();
+      expect(after.suggestions.map((s) => s.title)).toContain('Quokka Espresso Machine');
+      expect(host.documentsIndexing()).toBe(0);
     } finally {
       await shard.close();
       await pool.close();
@@ -273,7 +286,8 @@ describe('search host with the pool', () => {
     pool = new SegmentPool({ threads: 2 });
     shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 4, logger: quietLogger });
     shard.setPlacement(ShardNode.soloPlacement('n1' as never, 4));
-    host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 2000, compactAfterMs: 200 } });
+    // queries wait for every acknowledged write, however long its indexing takes
+    host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 2000, compactAfterMs: 200, freshWaitMs: 600_000 } });
     shard.setQueryHandler(host);
     shard.onChange(host.onChange);
   });

@@ -1,0 +1,91 @@
+// Queries on an index while a bulk write is still being indexed, on a real single-node process
+// (segment pool, query threads) and on the local cluster (etcd, 3 shard nodes, a router; an
+// index in 3 parts, the answers coming over gRPC). With SUGGEST_FRESH_WAIT_MS=0 a query does not
+// wait for the documents written before it: it is answered at once from those already
+// searchable, /stats counts the rest, /metrics counts such answers (where the shard runs in the
+// process that serves /metrics), and the response cache does not keep them: once everything is
+// indexed, the same cached request finds the new documents.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalCluster, startSingleNode } from '../runtime/process-harness.js';
+import { ApiClient, waitFor } from './api-client.js';
+import { bestBuyDocuments } from './search-suite.js';
+
+interface Target {
+  url: string;
+  adminKey: string;
+  stop(): Promise<void>;
+}
+
+const ENV = { SUGGEST_FRESH_WAIT_MS: '0', SUGGEST_QUERY_THREADS: '1' };
+
+describe.each([
+  {
+    name: 'single node',
+    parts: 1,
+    shardMetrics: true,
+    start: async (): Promise<Target> => {
+      const node = await startSingleNode({ env: ENV });
+      return { url: node.baseUrl, adminKey: node.adminKey, stop: () => node.stop() };
+    },
+  },
+  {
+    name: 'local cluster, index in 3 parts',
+    parts: 3,
+    shardMetrics: false,
+    start: async (): Promise<Target> => {
+      const cluster = await startLocalCluster({ shards: 3, routers: 1, partitions: 16, env: ENV });
+      return { url: cluster.routerUrls[0]!, adminKey: cluster.adminKey, stop: () => cluster.stop() };
+    },
+  },
+])('queries during a bulk write, without waiting for it: $name', ({ parts, shardMetrics, start }) => {
+  let target: Target;
+  let api: ApiClient;
+  let key: string;
+
+  const metric = async (name: string): Promise<number> => {
+    const text = (await api.call<string>('GET', '/metrics')).body;
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    expect(m, name).not.toBeNull();
+    return Number(m![1]);
+  };
+  const titles = async (path: string) => {
+    const r = await api.call<{ suggestions: { title?: string; text?: string }[] }>('GET', path, { key });
+    expect(r.status).toBe(200);
+    return r.body.suggestions.map((s) => s.title ?? s.text ?? '');
+  };
+  const indexing = async () => (await api.call<{ documents_indexing: number }>('GET', '/v1/indexes/live/stats', { key })).body.documents_indexing;
+
+  beforeAll(async () => {
+    target = await start();
+    api = new ApiClient(target.url);
+    await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+    expect((await api.call('POST', '/v1/admin/tenants', { key: target.adminKey, body: { tenant_id: 'bulk', name: 'Bulk', plan: 'pro' } })).status).toBe(200);
+    key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/bulk/keys', { key: target.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'live', name: 'live', parts } })).status).toBe(200);
+    expect((await api.call('POST', '/v1/indexes/live/documents', { key, body: { documents: bestBuyDocuments().slice(0, 100) } })).status).toBe(200);
+    await waitFor(async () => (await indexing()) === 0, 30_000, 'first documents indexed');
+  }, 120_000);
+
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  it('answers from the searchable documents at once, caches none of it, and finds the load once indexed', async () => {
+    expect(await titles('/v1/typeahead?index=live&query=quokka')).toEqual([]);
+    // 10,000 documents: seconds of segment building, on the pool
+    const base = bestBuyDocuments();
+    const bulk = Array.from({ length: 10_000 }, (_, i) => ({ ...base[i % base.length]!, id: `bulk-${i}` }));
+    bulk[9_999] = { ...bulk[9_999]!, title: 'Quokka Espresso Machine', manufacturer: 'Quokka' };
+    expect((await api.call('POST', '/v1/indexes/live/documents', { key, body: { documents: bulk } })).status).toBe(200);
+    // at once, and from what is searchable: the load is still being indexed
+    expect(await titles('/v1/typeahead?index=live&query=quokka')).toEqual([]);
+    expect(await titles('/v1/autocomplete?index=live&query=quokka%20espresso')).toEqual([]);
+    if (shardMetrics) expect(await metric('suggest_answers_during_indexing_total')).toBeGreaterThanOrEqual(2);
+    expect(await indexing()).toBeGreaterThan(0);
+    await waitFor(async () => (await indexing()) === 0, 60_000, 'the bulk write indexed');
+    if (shardMetrics) expect(await metric('suggest_documents_indexing')).toBe(0);
+    // the same requests, cache on: the answers given during the load were not kept
+    expect(await titles('/v1/typeahead?index=live&query=quokka')).toContain('Quokka Espresso Machine');
+    expect(await titles('/v1/autocomplete?index=live&query=quokka%20espresso')).toContain('Quokka Espresso Machine');
+  }, 120_000);
+});
