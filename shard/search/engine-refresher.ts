@@ -41,6 +41,9 @@ export interface EngineRefresherOptions {
 
 interface Work {
   building: Promise<void> | null;
+  /** when the build in flight started, and its documents */
+  buildStarted: number;
+  buildDocs: number;
   merging: Promise<void> | null;
 }
 
@@ -51,6 +54,14 @@ interface Work {
  */
 const PATIENT_WAITS = 4;
 const LATE_IN_PLACE_DOCS = 512;
+/**
+ * What a pooled build costs per document until one is measured (about 120 µs of building on
+ * these cores, BENCHMARKS.md "Ingestion throughput"), and the weight of each measured build in
+ * the running estimate; builds of fewer documents are not measured (fixed costs dominate).
+ */
+const FIRST_MS_PER_DOC = 0.15;
+const MS_PER_DOC_WEIGHT = 0.3;
+const MEASURED_BUILD_DOCS = 200;
 
 export class EngineRefresher {
   private readonly pool: SegmentPool | null;
@@ -68,6 +79,8 @@ export class EngineRefresher {
   private readonly dirty = new Set<SuggestEngine>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** running estimate of a pooled build's wall time per document, pool queueing included */
+  private msPerDoc = FIRST_MS_PER_DOC;
 
   constructor(private readonly opts: EngineRefresherOptions) {
     this.pool = opts.pool;
@@ -113,9 +126,11 @@ export class EngineRefresher {
   /**
    * Resolves once a query may run on `engine`, with the number of documents written before it
    * that it will not see: 0 when they are all searchable (every build it waits for runs on the
-   * pool, so the event loop goes on meanwhile). A query waits at most `freshWaitMs` for them;
-   * past it (writes arriving faster than the pool indexes them: a bulk load), the caller answers
-   * from the published segments (`SuggestEngine.published`) and must not cache that answer.
+   * pool, so the event loop goes on meanwhile). A query waits at most `freshWaitMs` for them,
+   * and not at all when the builds ahead of it are estimated to take longer (the pool's recent
+   * time per document); past it (writes arriving faster than the pool indexes them: a bulk load),
+   * the caller answers from the published segments (`SuggestEngine.published`) and must not cache
+   * that answer.
    * After PATIENT_WAITS builds a small rest is indexed in place rather than chased.
    *
    * It used to wait up to 10 s and answer 503 past it: during a bulk load the loading index's own
@@ -132,7 +147,8 @@ export class EngineRefresher {
         building = this.workOf(engine).building;
       }
       const left = deadline - performance.now();
-      if (left <= 0 || building === null) return engine.pendingCount + engine.inflightCount;
+      // no waiting for what will not be indexed within the wait anyway (a bulk load in full swing)
+      if (left <= 0 || building === null || this.untilReady(engine) > left) return engine.pendingCount + engine.inflightCount;
       await within(building, left);
     }
     return 0;
@@ -183,6 +199,13 @@ export class EngineRefresher {
     }
   }
 
+  /** Estimated milliseconds until everything written to `engine` is searchable. */
+  private untilReady(engine: SuggestEngine): number {
+    const w = this.work.get(engine);
+    const inBuild = w?.building ? Math.max(0, w.buildDocs * this.msPerDoc - (performance.now() - w.buildStarted)) : 0;
+    return inBuild + engine.pendingCount * this.msPerDoc;
+  }
+
   /** Sends the oldest buffered documents to the pool; false when there is nothing to send. */
   private startBuild(engine: SuggestEngine): boolean {
     const pool = this.pool;
@@ -191,9 +214,15 @@ export class EngineRefresher {
     const docs = engine.takePending(this.maxDocsPerBuild);
     if (docs.length === 0) return false;
     const started = performance.now();
+    w.buildStarted = started;
+    w.buildDocs = docs.length;
     w.building = pool.build(docs, this.minSupport).then(
       (segment) => {
         engine.publish(segment);
+        if (docs.length >= MEASURED_BUILD_DOCS) {
+          const perDoc = (performance.now() - started) / docs.length;
+          this.msPerDoc += MS_PER_DOC_WEIGHT * (perDoc - this.msPerDoc);
+        }
         this.opts.log?.debug('segment published', { documents: docs.length, ms: Math.round(performance.now() - started) });
       },
       (err: unknown) => {
@@ -234,7 +263,7 @@ export class EngineRefresher {
   private workOf(engine: SuggestEngine): Work {
     let w = this.work.get(engine);
     if (w === undefined) {
-      w = { building: null, merging: null };
+      w = { building: null, buildStarted: 0, buildDocs: 0, merging: null };
       this.work.set(engine, w);
     }
     return w;

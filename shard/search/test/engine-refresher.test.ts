@@ -273,6 +273,37 @@ describe('a query while indexing has not caught up', () => {
   });
 });
 
+describe('a query during a bulk load that its wait cannot cover', () => {
+  it('is answered at once, not after its wait', async () => {
+    const t = await tempDir('refresher-eta-');
+    const pool = new SegmentPool({ threads: 1 });
+    const shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 1, logger: quietLogger });
+    try {
+      shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+      const host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 1_000_000, inlineMaxDocs: 16, maxDocsPerBuild: 500, freshWaitMs: 1000 } });
+      shard.setQueryHandler(host);
+      shard.onChange(host.onChange);
+      const ref = refOf('t1', 'p1', { partitions: 1 });
+      const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+      const typeahead = async (query: string) => (await shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit: 10 } })) as { indexing?: number };
+      await upsert(catalog(50));
+      await typeahead('samsung');
+      // 13,000 documents: about 2 s of building by the estimate before any build is measured
+      // (0.15 ms a document), past the 1 s wait (these short titles build faster: waiting, the
+      // query would see all of them after some 1.2 s)
+      await upsert(catalog(13_000, 'x'));
+      const started = performance.now();
+      const answer = await typeahead('samsung');
+      expect(answer.indexing).toBe(13_000);
+      expect(performance.now() - started).toBeLessThan(1000);
+    } finally {
+      await shard.close();
+      await pool.close();
+      await t.remove();
+    }
+  });
+});
+
 describe('search host with the pool', () => {
   let shard: ShardNode;
   let host: SearchHost;
