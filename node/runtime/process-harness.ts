@@ -42,7 +42,8 @@ export interface StartOptions {
 }
 
 export async function startServiceProcess(opts: StartOptions): Promise<ServiceProcess> {
-  const env = { ...process.env, SUGGEST_PORT: '0', SUGGEST_GRPC_PORT: '0', SUGGEST_LOG_LEVEL: 'info', ...opts.env };
+  // SUGGEST_HARNESS_LOG_LEVEL: the started processes' log level (info), e.g. debug with --echo
+  const env = { ...process.env, SUGGEST_PORT: '0', SUGGEST_GRPC_PORT: '0', SUGGEST_LOG_LEVEL: process.env.SUGGEST_HARNESS_LOG_LEVEL ?? 'info', ...opts.env };
   // SUGGEST_HARNESS_NODE_ARGS: flags for the started processes only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   // to profile a node under a load run (Node refuses --cpu-prof in NODE_OPTIONS)
   const nodeArgs = (process.env.SUGGEST_HARNESS_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');

@@ -677,28 +677,36 @@ export class SuggestEngine {
   }
 
   /**
-   * The next merge the policy wants, or null. Log-structured merging: while the newest segment
-   * is at least 1/mergeFactor the size of the one before (or there are more than maxSegments),
-   * the two merge; sizes then grow geometrically, so there are O(log n) segments and each
-   * document is rebuilt O(log n) times. A segment with `compactDeleted` of its documents deleted
-   * is rebuilt alone. With `autoMerge` off the caller builds `plan.documents` into a segment
-   * (on a worker thread: SegmentBuilder needs nothing else) and hands it to `commitMerge`;
-   * writes in between are replayed on commit.
+   * The next merge the policy wants, or null. Log-structured merging: the newest segments merge,
+   * as far back as each older one holds at most mergeFactor times the documents of the newer ones
+   * together (or the newest two, when there are more than maxSegments); sizes then grow
+   * geometrically, so there are O(log n) segments and each document is rebuilt O(log n) times.
+   * The whole run merges at once: segments that piled up while the pool was busy with a bulk load
+   * (a dozen of 5,000 documents, say) used to be merged two at a time into one growing segment,
+   * which rebuilt it once per segment (quadratic: 325,000 documents rebuilt for Home Depot's
+   * 55,000, minutes of merging on a busy node). A segment with `compactDeleted` of its documents
+   * deleted is rebuilt alone. With `autoMerge` off the caller builds `plan.documents` into a
+   * segment (on a worker thread: SegmentBuilder needs nothing else) and hands it to
+   * `commitMerge`; writes in between are replayed on commit.
    */
   planMerge(): MergePlan | null {
-    const free = this.segments.filter((s) => !this.merging.has(s));
-    let parts: Segment[] | null = null;
-    const worn = free.find((s) => s.deletedCount > 0 && s.deletedCount >= this.options.compactDeleted * s.docCount);
-    if (worn !== undefined) parts = [worn];
-    else {
-      const n = this.segments.length;
-      const last = this.segments[n - 1];
-      const prev = this.segments[n - 2];
-      if (last !== undefined && prev !== undefined && free.includes(last) && free.includes(prev)) {
-        if (last.liveCount * this.options.mergeFactor >= prev.liveCount || n > this.options.maxSegments) parts = [prev, last];
-      }
+    const segs = this.segments;
+    const worn = segs.find((s) => !this.merging.has(s) && s.deletedCount > 0 && s.deletedCount >= this.options.compactDeleted * s.docCount);
+    if (worn !== undefined) return this.planOf([worn]);
+    let from = segs.length;
+    let newer = 0;
+    while (from > 0) {
+      const s = segs[from - 1] as Segment;
+      if (this.merging.has(s) || (from < segs.length && s.liveCount > this.options.mergeFactor * newer)) break;
+      newer += s.liveCount;
+      from--;
     }
-    return parts === null ? null : this.planOf(parts);
+    if (segs.length - from >= 2) return this.planOf(segs.slice(from));
+    const n = segs.length;
+    const last = segs[n - 1];
+    const prev = segs[n - 2];
+    if (n > this.options.maxSegments && last !== undefined && prev !== undefined && !this.merging.has(last) && !this.merging.has(prev)) return this.planOf([prev, last]);
+    return null;
   }
 
   /**

@@ -147,6 +147,34 @@ describe('SuggestEngine', () => {
     }
   });
 
+  it('merges a run of segments that piled up in one go, and rebuilds each document O(log n) times as segments arrive', () => {
+    const docs = loadBestBuy().slice(0, 1200);
+    // twelve segments of 100 that piled up while no merge could run (a busy pool during a bulk load)
+    const piled = new SuggestEngine({ autoMerge: false });
+    for (let i = 0; i < 12; i++) {
+      piled.upsert(docs.slice(i * 100, (i + 1) * 100));
+      piled.refresh();
+    }
+    expect(piled.stats().segments).toBe(12);
+    const plan = piled.planMerge();
+    expect(plan?.segments.length).toBe(12);
+    expect(plan?.documents.length).toBe(1200);
+    // segments arriving one at a time, every merge the policy wants committed at once
+    const arriving = new SuggestEngine({ autoMerge: false });
+    let rebuilt = 0;
+    for (let i = 0; i < 12; i++) {
+      arriving.upsert(docs.slice(i * 100, (i + 1) * 100));
+      arriving.refresh();
+      for (let p = arriving.planMerge(); p !== null; p = arriving.planMerge()) {
+        rebuilt += p.documents.length;
+        expect(arriving.commitMerge(p, new SegmentBuilder().addAll(p.documents).build())).toBe(true);
+      }
+    }
+    expect(arriving.documentCount).toBe(1200);
+    expect(rebuilt).toBeLessThanOrEqual(1200 * Math.log2(12));
+    expect(arriving.stats().segments).toBeLessThanOrEqual(Math.ceil(Math.log2(12)));
+  });
+
   it('plans a compaction of every segment only when the smaller ones hold the given share and the index is small enough', () => {
     const docs = loadBestBuy().slice(0, 1000);
     const e = new SuggestEngine({ autoMerge: false });
