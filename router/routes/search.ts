@@ -99,6 +99,10 @@ function autocompleteParams(req: Req<unknown, Static<typeof AutocompleteQuery>, 
   };
 }
 
+/** What every search route says of freshness (shard/search/engine-refresher.ts `settle`). */
+const FRESHNESS =
+  ' Freshness: an answer includes every document written before the request, except during a bulk load: a query waits at most SUGGEST_FRESH_WAIT_MS (250 ms) for documents still being indexed, then answers from those already searchable (`documents_indexing` in GET /v1/indexes/{index_id}/stats counts the rest); such answers are never cached.';
+
 export function searchRoutes(deps: RouterDeps): Route[] {
   const queryMethod = (kind: SearchKind, path: string, operationId: string, summary: string, response: typeof TypeaheadResponse) =>
     defineRoute({
@@ -125,7 +129,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       path: '/v1/typeahead',
       operationId: 'typeahead',
       summary: 'Prefix suggestions for search-as-you-type',
-      description: 'Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.',
+      description: 'Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.' + FRESHNESS,
       tags,
       access: 'public',
       tenant: true,
@@ -151,7 +155,8 @@ export function searchRoutes(deps: RouterDeps): Route[] {
         '`vector_backend`: `hnswlib` (default) or `usearch`; graphs are built in the background after the first vector query on an index and an exact scan answers until they are complete (`debug.vector.method`). ' +
         '`user_id` needs a paid plan (403 `plan_required`). ' +
         'Synonyms of the index schema and merchandising rules apply (see IndexSchema and Merchandising); with `debug=true`, `debug.ranking` shows ' +
-        '`{config_version, synonyms: [{from, to, query, hits, kept}], rules: [{id, action, status: applied|disabled|not_started|ended|query_mismatch|not_on_typeahead, hidden?}], pins: [{id, rule, position}]}`.',
+        '`{config_version, synonyms: [{from, to, query, hits, kept}], rules: [{id, action, status: applied|disabled|not_started|ended|query_mismatch|not_on_typeahead, hidden?}], pins: [{id, rule, position}]}`.' +
+        FRESHNESS,
       tags,
       access: 'public',
       tenant: true,
