@@ -46,3 +46,11 @@ export async function waitFor(probe: () => Promise<boolean>, timeoutMs = 20_000,
   }
   throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
 }
+
+/** The value of an unlabelled series at `/metrics` (fails the test when it is absent). */
+export async function metricValue(api: ApiClient, name: string): Promise<number> {
+  const text = (await api.call<string>('GET', '/metrics')).body;
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  if (m === null) throw new Error(`${name} is not at /metrics`);
+  return Number(m[1]);
+}

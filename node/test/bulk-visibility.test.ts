@@ -7,7 +7,7 @@
 // indexed, the same cached request finds the new documents.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, startSingleNode } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, metricValue, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 interface Target {
@@ -42,12 +42,7 @@ describe.each([
   let api: ApiClient;
   let key: string;
 
-  const metric = async (name: string): Promise<number> => {
-    const text = (await api.call<string>('GET', '/metrics')).body;
-    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-    expect(m, name).not.toBeNull();
-    return Number(m![1]);
-  };
+  const metric = (name: string): Promise<number> => metricValue(api, name);
   const titles = async (path: string) => {
     const r = await api.call<{ suggestions: { title?: string; text?: string }[] }>('GET', path, { key });
     expect(r.status).toBe(200);

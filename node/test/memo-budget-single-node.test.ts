@@ -3,7 +3,7 @@
 // recently written first), /metrics shows it, and answers do not change when memos are cleared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, metricValue, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 const BUDGET = 1024 * 1024;
@@ -19,12 +19,7 @@ describe.each([
   let api: ApiClient;
   let key: string;
 
-  const metric = async (name: string): Promise<number> => {
-    const text = (await api.call<string>('GET', '/metrics')).body;
-    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-    expect(m, name).not.toBeNull();
-    return Number(m![1]);
-  };
+  const metric = (name: string): Promise<number> => metricValue(api, name);
 
   beforeAll(async () => {
     node = await startSingleNode({ env: { SUGGEST_MEMO_BUDGET_MB: '1', SUGGEST_QUERY_THREADS: String(threads) } });

@@ -228,29 +228,45 @@ describe('documents in a build not published yet', () => {
 });
 
 describe('a query while indexing has not caught up', () => {
-  it('is answered from the searchable documents past its wait, marked with what it did not see, until the load is indexed', async () => {
+  type Answer = { suggestions: TypeaheadSuggestion[]; indexing?: number };
+  interface BulkHost {
+    host: SearchHost;
+    upsert(docs: SuggestDocument[]): Promise<unknown>;
+    query(kind: 'typeahead' | 'autocomplete', query: string): Promise<Answer>;
+  }
+  /** A one-partition node on a one-thread pool whose timer waits 1,000 s: only queries start builds. */
+  async function withBulkHost(freshWaitMs: number, run: (h: BulkHost) => Promise<void>): Promise<void> {
     const t = await tempDir('refresher-settle-');
     const pool = new SegmentPool({ threads: 1 });
     const shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 1, logger: quietLogger });
     try {
       shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
-      // no timer to speak of: only queries start builds here
-      const host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 1_000_000, inlineMaxDocs: 16, maxDocsPerBuild: 500, freshWaitMs: 0 } });
+      const host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 1_000_000, inlineMaxDocs: 16, maxDocsPerBuild: 500, freshWaitMs } });
       shard.setQueryHandler(host);
       shard.onChange(host.onChange);
       const ref = refOf('t1', 'p1', { partitions: 1 });
-      const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
-      type Answer = { suggestions: TypeaheadSuggestion[]; indexing?: number };
-      const typeahead = async (query: string) => (await shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit: 10 } })) as Answer;
-      const autocomplete = async (query: string) => (await shard.queryValue({ ref, kind: 'autocomplete', payload: { query, limit: 10, mode: 'fts_only' } })) as Answer;
+      await run({
+        host,
+        upsert: (docs) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 }),
+        query: async (kind, query) => (await shard.queryValue({ ref, kind, payload: { query, limit: 10, ...(kind === 'autocomplete' ? { mode: 'fts_only' } : {}) } })) as Answer,
+      });
+    } finally {
+      await shard.close();
+      await pool.close();
+      await t.remove();
+    }
+  }
+
+  it('is answered from the searchable documents past its wait, marked with what it did not see, until the load is indexed', () =>
+    withBulkHost(0, async ({ host, upsert, query }) => {
       await upsert(catalog(50));
-      expect((await typeahead('samsung')).indexing).toBeUndefined();
+      expect((await query('typeahead', 'samsung')).indexing).toBeUndefined();
       await upsert(catalog(3000, 'x').map((d, i) => ({ ...d, title: i === 2999 ? 'Quokka Espresso Machine' : d.title })));
       // past its wait (none here), from the 50 documents searchable: the 3,000 are not indexed in place
-      const during = await typeahead('quokka');
+      const during = await query('typeahead', 'quokka');
       expect(during.indexing).toBe(3000);
       expect(during.suggestions).toEqual([]);
-      const lexical = await autocomplete('samsung');
+      const lexical = await query('autocomplete', 'samsung');
       expect(lexical.indexing).toBeGreaterThan(0);
       expect(lexical.suggestions.length).toBeGreaterThan(0);
       expect(lexical.suggestions.every((s) => s.id.startsWith('d'))).toBe(true);
@@ -260,48 +276,26 @@ describe('a query while indexing has not caught up', () => {
       let after = during;
       for (let i = 0; i < 400 && after.indexing !== undefined; i++) {
         await new Promise((r) => setTimeout(r, 10));
-        after = await typeahead('quokka');
+        after = await query('typeahead', 'quokka');
       }
       expect(after.indexing).toBeUndefined();
       expect(after.suggestions.map((s) => s.title)).toContain('Quokka Espresso Machine');
       expect(host.documentsIndexing()).toBe(0);
-    } finally {
-      await shard.close();
-      await pool.close();
-      await t.remove();
-    }
-  });
-});
+    }));
 
-describe('a query during a bulk load that its wait cannot cover', () => {
-  it('is answered at once, not after its wait', async () => {
-    const t = await tempDir('refresher-eta-');
-    const pool = new SegmentPool({ threads: 1 });
-    const shard = new ShardNode({ nodeId: 'n1' as never, dataDir: t.dir, partitions: 1, logger: quietLogger });
-    try {
-      shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
-      const host = new SearchHost({ dataDir: t.dir, pool, refresh: { intervalMs: 1_000_000, inlineMaxDocs: 16, maxDocsPerBuild: 500, freshWaitMs: 1000 } });
-      shard.setQueryHandler(host);
-      shard.onChange(host.onChange);
-      const ref = refOf('t1', 'p1', { partitions: 1 });
-      const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
-      const typeahead = async (query: string) => (await shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit: 10 } })) as { indexing?: number };
+  it('is answered at once, not after its wait, when the builds ahead of it would outlast the wait', () =>
+    withBulkHost(1000, async ({ upsert, query }) => {
       await upsert(catalog(50));
-      await typeahead('samsung');
+      await query('typeahead', 'samsung');
       // 13,000 documents: about 2 s of building by the estimate before any build is measured
       // (0.15 ms a document), past the 1 s wait (these short titles build faster: waiting, the
       // query would see all of them after some 1.2 s)
       await upsert(catalog(13_000, 'x'));
       const started = performance.now();
-      const answer = await typeahead('samsung');
+      const answer = await query('typeahead', 'samsung');
       expect(answer.indexing).toBe(13_000);
       expect(performance.now() - started).toBeLessThan(1000);
-    } finally {
-      await shard.close();
-      await pool.close();
-      await t.remove();
-    }
-  });
+    }));
 });
 
 describe('search host with the pool', () => {
