@@ -44,6 +44,8 @@ interface Work {
   /** when the build in flight started, and its documents */
   buildStarted: number;
   buildDocs: number;
+  /** this engine's running time per document of a pooled build (null until one is measured) */
+  msPerDoc: number | null;
   merging: Promise<void> | null;
 }
 
@@ -79,7 +81,10 @@ export class EngineRefresher {
   private readonly dirty = new Set<SuggestEngine>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** running estimate of a pooled build's wall time per document, pool queueing included */
+  /**
+   * running estimate of a pooled build's wall time per document, pool queueing included, over
+   * every engine: for an engine none of whose builds was measured yet
+   */
   private msPerDoc = FIRST_MS_PER_DOC;
 
   constructor(private readonly opts: EngineRefresherOptions) {
@@ -127,8 +132,8 @@ export class EngineRefresher {
    * Resolves once a query may run on `engine`, with the number of documents written before it
    * that it will not see: 0 when they are all searchable (every build it waits for runs on the
    * pool, so the event loop goes on meanwhile). A query waits at most `freshWaitMs` for them,
-   * and not at all when the builds ahead of it are estimated to take longer (the pool's recent
-   * time per document); past it (writes arriving faster than the pool indexes them: a bulk load),
+   * and not at all when the builds ahead of it are estimated to take longer (the engine's recent
+   * pooled builds' time per document, the node's before it has one); past it (writes arriving faster than the pool indexes them: a bulk load),
    * the caller answers from the published segments (`SuggestEngine.published`) and must not cache
    * that answer.
    * After PATIENT_WAITS builds a small rest is indexed in place rather than chased.
@@ -202,8 +207,9 @@ export class EngineRefresher {
   /** Estimated milliseconds until everything written to `engine` is searchable. */
   private untilReady(engine: SuggestEngine): number {
     const w = this.work.get(engine);
-    const inBuild = w?.building ? Math.max(0, w.buildDocs * this.msPerDoc - (performance.now() - w.buildStarted)) : 0;
-    return inBuild + engine.pendingCount * this.msPerDoc;
+    const perDoc = w?.msPerDoc ?? this.msPerDoc;
+    const inBuild = w?.building ? Math.max(0, w.buildDocs * perDoc - (performance.now() - w.buildStarted)) : 0;
+    return inBuild + engine.pendingCount * perDoc;
   }
 
   /** Sends the oldest buffered documents to the pool; false when there is nothing to send. */
@@ -220,7 +226,9 @@ export class EngineRefresher {
       (segment) => {
         engine.publish(segment);
         if (docs.length >= MEASURED_BUILD_DOCS) {
+          // per engine (catalogues differ: long descriptions cost more) and over the node
           const perDoc = (performance.now() - started) / docs.length;
+          w.msPerDoc = w.msPerDoc === null ? perDoc : w.msPerDoc + MS_PER_DOC_WEIGHT * (perDoc - w.msPerDoc);
           this.msPerDoc += MS_PER_DOC_WEIGHT * (perDoc - this.msPerDoc);
         }
         this.opts.log?.debug('segment published', { documents: docs.length, ms: Math.round(performance.now() - started) });
@@ -263,7 +271,7 @@ export class EngineRefresher {
   private workOf(engine: SuggestEngine): Work {
     let w = this.work.get(engine);
     if (w === undefined) {
-      w = { building: null, buildStarted: 0, buildDocs: 0, merging: null };
+      w = { building: null, buildStarted: 0, buildDocs: 0, msPerDoc: null, merging: null };
       this.work.set(engine, w);
     }
     return w;
