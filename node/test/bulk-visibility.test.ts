@@ -75,6 +75,8 @@ describe.each([
     // at once, and from what is searchable: the load is still being indexed
     expect(await titles('/v1/typeahead?index=live&query=quokka')).toEqual([]);
     expect(await titles('/v1/autocomplete?index=live&query=quokka%20espresso')).toEqual([]);
+    const debug = await api.call<{ debug: { documents_indexing?: number } }>('GET', '/v1/autocomplete?index=live&query=quokka&debug=true', { key });
+    expect(debug.body.debug.documents_indexing).toBeGreaterThan(0);
     if (shardMetrics) expect(await metric('suggest_answers_during_indexing_total')).toBeGreaterThanOrEqual(2);
     expect(await indexing()).toBeGreaterThan(0);
     await waitFor(async () => (await indexing()) === 0, 60_000, 'the bulk write indexed');
