@@ -281,6 +281,11 @@ export class SuggestEngine {
     return this.inflight.size;
   }
 
+  /** Documents written that queries cannot find yet: buffered, or in a segment being built. */
+  get indexingCount(): number {
+    return this.pending.size + this.inflight.size;
+  }
+
   /**
    * Takes up to `max` of the oldest buffered upserts to build into a segment elsewhere (a worker
    * thread); hand the segment to `publish`. One batch at a time: empty while one is out.
@@ -563,7 +568,7 @@ export class SuggestEngine {
       documents: this.documentCount,
       deleted,
       pending: this.pending.size,
-      indexing: this.pending.size + this.inflight.size,
+      indexing: this.indexingCount,
       segments: this.segments.length,
       terms,
       postings,

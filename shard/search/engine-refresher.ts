@@ -153,7 +153,7 @@ export class EngineRefresher {
       }
       const left = deadline - performance.now();
       // no waiting for what will not be indexed within the wait anyway (a bulk load in full swing)
-      if (left <= 0 || building === null || this.untilReady(engine) > left) return engine.pendingCount + engine.inflightCount;
+      if (left <= 0 || building === null || this.untilReady(engine) > left) return engine.indexingCount;
       await within(building, left);
     }
     return 0;

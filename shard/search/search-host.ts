@@ -159,7 +159,7 @@ export class SearchHost implements QueryHandler {
   /** Documents written to the loaded engines that queries cannot find yet (buffered or being built). */
   documentsIndexing(): number {
     let n = 0;
-    for (const entry of this.entries.values()) if (entry.engine) n += entry.engine.pendingCount + entry.engine.inflightCount;
+    for (const entry of this.entries.values()) if (entry.engine) n += entry.engine.indexingCount;
     return n;
   }
 
