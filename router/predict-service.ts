@@ -14,7 +14,7 @@ import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import { PREDICTION_TYPES, type PredictCandidate, type PredictPartResult, type PredictionType } from '../node/runtime/predict-types.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
-import { ResponseCache } from './response-cache.js';
+import { ResponseCache, sawEveryWrite } from './response-cache.js';
 import { analyzeQuery } from '../node/runtime/text/analyze-query.js';
 import { singular } from '../node/runtime/text/tokenize.js';
 import type { DataPlane } from './data-plane.js';
@@ -284,8 +284,7 @@ export class PredictService {
       };
     }
     const rest = JSON.stringify(body).slice(1);
-    // not an answer given while a bulk load was still being indexed (search-service.ts `complete`)
-    if (useCache && parts.every((part) => !part.indexing)) this.cache.set(cacheKey, rest);
+    if (useCache && sawEveryWrite(parts)) this.cache.set(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
   }
 }

@@ -13,6 +13,15 @@
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 
+/**
+ * Whether an answer saw every document written before its query on every part (no part reports
+ * `indexing`): one given while a bulk load was still being indexed would stay cached after the
+ * documents become searchable (their writes were announced before), so it is not stored.
+ */
+export function sawEveryWrite(parts: readonly { indexing?: number }[]): boolean {
+  return parts.every((part) => !part.indexing);
+}
+
 export class ResponseCache {
   private readonly entries = new Map<string, string>();
   private readonly generations = new Map<string, number>();

@@ -10,7 +10,7 @@ import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinato
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
-import { ResponseCache } from './response-cache.js';
+import { ResponseCache, sawEveryWrite } from './response-cache.js';
 import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
 import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
@@ -123,7 +123,7 @@ export class SearchService {
     const finish = (done: PartResult[]): string => {
       const rest = this.render(p, done, ranking, null);
       // keyed by the generation the query started under: a write meanwhile makes it unreachable
-      if (cacheKey !== null && complete(done)) this.cache.set(cacheKey, rest);
+      if (cacheKey !== null && sawEveryWrite(done)) this.cache.set(cacheKey, rest);
       return `{"took_ms":${round(performance.now() - started)},${rest}`;
     };
     // a part answered on a query thread, or an engine still loading: the answer is awaited here,
@@ -193,7 +193,7 @@ export class SearchService {
       };
     }
     const rest = this.render(p, parts, ranking, debug, placed);
-    if (cacheKey !== null && complete(parts)) this.cache.set(cacheKey, rest);
+    if (cacheKey !== null && sawEveryWrite(parts)) this.cache.set(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
   }
 
@@ -253,13 +253,6 @@ const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<
 });
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
-
-/**
- * Whether every part saw every document written before the query: an answer given while a bulk
- * load was still being indexed would stay in the cache after the documents become searchable
- * (their writes were announced before), so it is not cached.
- */
-const complete = (parts: readonly { indexing?: number }[]): boolean => parts.every((part) => !part.indexing);
 
 /** Top-k over the parts' partial lists; the same id from several parts keeps its best score. */
 function merge(parts: PartResult[], limit: number): Suggestion[] {
