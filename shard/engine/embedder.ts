@@ -4,6 +4,7 @@
 // so texts that share words or spelling fragments ("iphone" / "iphne") land close together.
 // An OpenAI-compatible HTTP embedder and learned refinements plug in behind the same interface;
 // the vector indexes (usearch, hnswlib) will consume it.
+import { fnv1aUnits } from '../../node/runtime/hash.js';
 import { tokenize } from '../../node/runtime/text/tokenize.js';
 
 export interface Embedder {
@@ -69,8 +70,7 @@ export class HashedNgramEmbedder implements Embedder {
 
   /** Signed feature hashing: the sign bit keeps collisions from piling up in one direction. */
   private add(v: Float32Array, feature: string, weight: number): void {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < feature.length; i++) h = Math.imul(h ^ feature.charCodeAt(i), 0x01000193) >>> 0;
+    const h = fnv1aUnits(feature);
     const slot = h % this.dimensions;
     v[slot] = (v[slot] as number) + ((h & 0x80000000) !== 0 ? -weight : weight);
   }

@@ -6,6 +6,7 @@
 // cohesion so that incidental neighbours ("memory prepaid") rank below real phrases ("cell
 // phone"). Every weight is a sum over supporting documents, so counts from different segments
 // and index parts add up.
+import { FNV_OFFSET, FNV_PRIME, fnv1aUnits } from '../../node/runtime/hash.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular, words } from '../../node/runtime/text/tokenize.js';
 import type { DocFields } from './doc-fields.js';
@@ -258,7 +259,7 @@ export class SuggestionMiner {
    */
   private phrases(t: DocRecord, visit: (hash: number) => boolean | void, emit?: (key: string, display: string, n: number, firstLen: number, lastLen: number, atStart: boolean) => void): void {
     const { items, spans } = t;
-    const brandHash = t.brandKey ? hashString(t.brandKey) : 0;
+    const brandHash = t.brandKey ? fnv1aUnits(t.brandKey) : 0;
     const runSpan = (lo: number, hi: number, anchored: boolean): void => {
       const maxStart = anchored ? lo + 1 : hi;
       for (let i = lo; i < maxStart; i++) {
@@ -487,17 +488,9 @@ function makeItem(rawWord: string): Item {
   if (!/\d["']$/.test(display)) display = display.replace(CLOSERS, '');
   const key = words(rawWord).join(' ');
   const glue = GLUE_WORD.test(rawWord);
-  return { display: display || rawWord, key, hash: hashString(key), numeric: NUMERIC_KEY.test(key), content: key !== '' && !glue && !STOPWORDS.has(key), breakBefore, breakAfter };
+  return { display: display || rawWord, key, hash: fnv1aUnits(key), numeric: NUMERIC_KEY.test(key), content: key !== '' && !glue && !STOPWORDS.has(key), breakBefore, breakAfter };
 }
 
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-
-function hashString(s: string): number {
-  let h = FNV_OFFSET;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME) >>> 0;
-  return h;
-}
 
 /** Final avalanche so the top bits (the counter slot) depend on every word. */
 function mix(h: number): number {

@@ -22,6 +22,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { workerFile } from './worker-file.js';
 import { suggestError } from '../../node/runtime/errors.js';
+import { FNV_PRIME, fnv1aUnits } from '../../node/runtime/hash.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestEngine } from '../engine/engine.js';
 import type { Segment } from '../engine/segment.js';
@@ -404,9 +405,7 @@ export function pickWaiting(waiting: readonly { lane: number; passed: number }[]
  */
 export function affinityLane(key: string, query: string, lanes: number): number {
   if (lanes <= 1) return 0;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  h = Math.imul(h, 0x01000193); // a separator: part "ab" + query "c" differs from "a" + "bc"
+  let h = Math.imul(fnv1aUnits(key), FNV_PRIME); // and a separator: part "ab" + query "c" differs from "a" + "bc"
   let letters = 0;
   for (let i = 0; i < query.length && letters < 2; i++) {
     const c = query.charCodeAt(i);
@@ -414,7 +413,7 @@ export function affinityLane(key: string, query: string, lanes: number): number 
       if (letters === 0) continue;
       break;
     }
-    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
     letters++;
   }
   return (h >>> 0) % lanes;
