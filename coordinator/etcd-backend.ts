@@ -4,6 +4,7 @@
 // reconnect and replays from the last revision it saw), elections are etcd3's Election recipe.
 import { CompareResult, CompareTarget, Etcd3, type ICompare, type IKeyValue, type IOptions, type IRequestOp, type Namespace, type Watcher } from 'etcd3';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
+import { withTimeout } from '../node/runtime/timeout.js';
 import {
   assertUniqueKeys,
   type BackendCampaign,
@@ -65,14 +66,6 @@ const encode = (v: JsonValue): Buffer => {
 };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function withTimeout(p: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 export class EtcdBackend implements CoordinationBackend {
   readonly kind = 'etcd' as const;

@@ -18,6 +18,7 @@
 import { fail } from '../node/runtime/errors.js';
 import type { IndexId, JobId, KeyId, NodeId, PhysicalIndexId, TenantId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
+import { withTimeout } from '../node/runtime/timeout.js';
 import type { BackendCampaign, BackendLease, Compare, CoordinationBackend, KeyValue, TxnOp, TxnResult, Unwatch, WatchEvent } from './coordination-backend.js';
 import type {
   Coordinator,
@@ -124,14 +125,6 @@ function toMetaEvent(e: WatchEvent): MetaEvent | undefined {
     default:
       return undefined;
   }
-}
-
-function withTimeout(p: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 export class MetadataCoordinator implements Coordinator {

@@ -7,6 +7,7 @@
 // documents it must see are in a build that has not been published yet, and only briefly: during
 // a bulk load it is answered from the documents already searchable.
 import type { Logger } from '../../node/runtime/log.js';
+import { withTimeout } from '../../node/runtime/timeout.js';
 import type { MergePlan, SuggestEngine } from '../engine/engine.js';
 import type { SegmentPool } from './segment-pool.js';
 
@@ -154,7 +155,7 @@ export class EngineRefresher {
       const left = deadline - performance.now();
       // no waiting for what will not be indexed within the wait anyway (a bulk load in full swing)
       if (left <= 0 || building === null || this.untilReady(engine) > left) return engine.indexingCount;
-      await within(building, left);
+      await withTimeout(building, left).catch(() => undefined); // built, or the wait is over
     }
     return 0;
   }
@@ -276,13 +277,4 @@ export class EngineRefresher {
     }
     return w;
   }
-}
-
-/** Resolves when `work` settles or after `ms`, whichever comes first (never rejects). */
-function within(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const elapsed = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return Promise.race([work.catch(() => undefined), elapsed]).finally(() => clearTimeout(timer));
 }
