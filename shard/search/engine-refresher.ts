@@ -50,7 +50,6 @@ interface Work {
   merging: Promise<void> | null;
 }
 
-
 /**
  * After this many pooled builds a query no longer chases writes that keep arriving: a rest of at
  * most LATE_IN_PLACE_DOCS is indexed in place (tens of milliseconds), as the timer would.
@@ -134,10 +133,10 @@ export class EngineRefresher {
    * that it will not see: 0 when they are all searchable (every build it waits for runs on the
    * pool, so the event loop goes on meanwhile). A query waits at most `freshWaitMs` for them,
    * and not at all when the builds ahead of it are estimated to take longer (the engine's recent
-   * pooled builds' time per document, the node's before it has one); past it (writes arriving faster than the pool indexes them: a bulk load),
-   * the caller answers from the published segments (`SuggestEngine.published`) and must not cache
-   * that answer.
-   * After PATIENT_WAITS builds a small rest is indexed in place rather than chased.
+   * pooled builds' time per document, the node's before it has one); past it (writes arriving
+   * faster than the pool indexes them: a bulk load), the caller answers from the published
+   * segments (`SuggestEngine.published`) and must not cache that answer. After PATIENT_WAITS
+   * builds a small rest is indexed in place rather than chased.
    *
    * It used to wait up to 10 s and answer 503 past it: during a bulk load the loading index's own
    * queries took seconds, and through a cluster router (whose deadline is 5 s) many failed.

@@ -3,8 +3,9 @@
 // written beside the partition at close, when the snapshot still matches the stored data), and
 // follow every applied write through the node's change events, so a query after an
 // acknowledged write sees it (during a bulk load, after a short wait, it is answered from the
-// documents already searchable, marked so that it is not cached). Beside each engine, a BehaviorModel learned from the part's
-// engagement events (replayed from the event log on load, then fed each new event) re-ranks
+// documents already searchable, marked so that it is not cached). Beside each engine, a
+// BehaviorModel learned from the part's engagement events (replayed from the event log on load,
+// then fed each new event) re-ranks
 // what the engine returns (behavior-ranking.ts). Builds run on the segment pool when there is one
 // (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
 // its interval and makes a query wait, briefly, only for documents it must see that are still
