@@ -2,7 +2,7 @@
 // (restricted Damerau-Levenshtein) distance of a word, or, for the word still being typed, every
 // term that has a prefix within that distance. The sorted term table is walked as an implicit
 // trie: one DP row per character of the current path, rows shared with the previous term over
-// their common prefix, whole subtrees skipped (by binary search) as soon as no cell of a row is
+// their common prefix, whole subtrees skipped (prefix-index.ts skipPrefix) as soon as no cell of a row is
 // within the budget. Cost grows with the number of trie nodes near the word, not the vocabulary.
 import type { PrefixIndex } from './prefix-index.js';
 
@@ -75,7 +75,8 @@ export function fuzzy(index: PrefixIndex, word: string, options: FuzzyOptions): 
       ba.set(bestAt);
       bestAt = ba;
     }
-    const d0 = pathTerm < 0 ? 0 : Math.min(computed, index.commonPrefix(pathTerm, i));
+    // the previous term visited is i - 1 or a skip away, so what the two share is lcp[i]
+    const d0 = pathTerm < 0 ? 0 : Math.min(computed, index.lcpAt(i));
     pathTerm = i;
     computed = d0;
     let skipTo = -1;

@@ -21,6 +21,10 @@ export class PrefixIndex {
   readonly size: number;
   readonly offsets: Uint32Array;
   readonly chars: Uint16Array;
+  /** `lcp[i]`: code units term i shares with term i - 1 (0 for the first); built on first use */
+  private lcpTable: Uint16Array | null = null;
+  /** `below[i]`: the first id after i whose lcp is smaller than `lcp[i]` (size when none) */
+  private belowTable: Uint32Array | null = null;
 
   constructor(arrays: PrefixIndexArrays) {
     this.offsets = arrays.offsets;
@@ -90,34 +94,47 @@ export class PrefixIndex {
     return i;
   }
 
-  /** First id after `from` whose first `depth` code units differ from those of term `from`. */
-  skipPrefix(from: number, depth: number): number {
-    // The fuzzy walk skips mostly small subtrees: gallop from `from` (1, 2, 4, ... terms ahead)
-    // to bracket the end, then binary-search the bracket, instead of searching the whole table.
-    let lo = from + 1;
-    let step = 1;
-    let hi = lo;
-    while (hi < this.size && this.sharesPrefix(hi, from, depth)) {
-      lo = hi + 1;
-      hi += step;
-      step <<= 1;
-    }
-    if (hi > this.size) hi = this.size;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.sharesPrefix(mid, from, depth)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+  /**
+   * Code units term `id` shares with term `id - 1` (0 for the first term). Along the sorted
+   * table, the common prefix of term a and a later term b is the smallest of these over (a, b].
+   */
+  lcpAt(id: number): number {
+    return (this.lcp()[id] as number) | 0;
   }
 
-  /** Whether term `id` starts with the first `depth` code units of term `of`. */
-  private sharesPrefix(id: number, of: number, depth: number): boolean {
-    const ms = this.offsets[id] as number;
-    if ((this.offsets[id + 1] as number) - ms < depth) return false;
-    const s = this.offsets[of] as number;
-    for (let i = 0; i < depth; i++) if (this.chars[ms + i] !== this.chars[s + i]) return false;
-    return true;
+  /** First id after `from` whose first `depth` code units differ from those of term `from`. */
+  skipPrefix(from: number, depth: number): number {
+    // Every term up to the answer shares at least `depth` code units with its predecessor, and
+    // the answer shares fewer. From a term that shares l >= depth, every term before the next
+    // one that shares less than l shares l or more: jump straight there. Each jump lowers the
+    // shared length, so a skip costs at most a term's length in jumps, however large the
+    // subtree (the fuzzy walk skips thousands of subtrees per word).
+    const lcp = this.lcp();
+    const below = this.belowTable as Uint32Array;
+    let j = from + 1;
+    while (j < this.size && (lcp[j] as number) >= depth) j = below[j] as number;
+    return j < this.size ? j : this.size;
+  }
+
+  /** The lcp table and its next-smaller links, built once per table (a few ms per 100,000 terms). */
+  private lcp(): Uint16Array {
+    if (this.lcpTable !== null) return this.lcpTable;
+    const n = this.size;
+    const lcp = new Uint16Array(n + 1);
+    for (let i = 1; i < n; i++) lcp[i] = Math.min(this.commonPrefix(i - 1, i), 0xffff);
+    const below = new Uint32Array(n + 1);
+    // next strictly smaller value, right to left with a stack of candidates
+    const stack = new Uint32Array(n + 1);
+    let top = 0;
+    for (let i = n - 1; i >= 0; i--) {
+      const v = lcp[i] as number;
+      while (top > 0 && (lcp[stack[top - 1] as number] as number) >= v) top--;
+      below[i] = top > 0 ? (stack[top - 1] as number) : n;
+      stack[top++] = i;
+    }
+    this.belowTable = below;
+    this.lcpTable = lcp;
+    return lcp;
   }
 
   *[Symbol.iterator](): IterableIterator<string> {

@@ -38,6 +38,26 @@ describe('PrefixIndex', () => {
     expect(index.skipPrefix(3, 3)).toBe(5);
   });
 
+  it('skips subtrees and reports shared prefixes like a linear scan over random strings', () => {
+    const rnd = random(11);
+    for (let round = 0; round < 20; round++) {
+      const alphabet = round % 2 === 0 ? 'ab' : 'abcde';
+      const words = Array.from({ length: 400 }, () => randomWord(rnd, alphabet, 1, 10));
+      const index = PrefixIndex.build(words);
+      const sorted = [...index];
+      for (let i = 1; i < sorted.length; i++) expect(index.lcpAt(i)).toBe(index.commonPrefix(i - 1, i));
+      for (let q = 0; q < 200; q++) {
+        const from = Math.floor(rnd() * sorted.length);
+        const term = sorted[from] as string;
+        const depth = 1 + Math.floor(rnd() * term.length);
+        const head = term.slice(0, depth);
+        let expected = from + 1;
+        while (expected < sorted.length && (sorted[expected] as string).startsWith(head)) expected++;
+        expect(index.skipPrefix(from, depth)).toBe(expected);
+      }
+    }
+  });
+
   it('serves ranges over a key table with explicit ends', () => {
     const keys = ['a b', 'a c', 'b', 'b a'];
     const index = PrefixIndex.build(keys);
