@@ -220,7 +220,7 @@ const headMemo = new MemoPerOwner<IndexSnapshot, string, HeadState>(
 
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
-  const words = splitUnknownCompounds(snapshot, query.words.slice(0, MAX_WORDS));
+  const words = splitUnknownCompounds(snapshot, distinctWords(query.words, prefixLast).slice(0, MAX_WORDS));
   if (words.length === 0 || snapshot.docCount === 0) return { hits: [], total: 0, words: 0 };
   const fuzzy = options.fuzzy ?? true;
   const expansions = words.map((w, i) => expandMemoized(snapshot, w, prefixLast && i === words.length - 1, fuzzy));
@@ -291,6 +291,26 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   }
   const hits = [...merged.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, options.limit);
   return { hits, total, words: n };
+}
+
+/**
+ * The query's words without repeats: a document matches a repeated word as it matches it once,
+ * and each repeat of a common word ("x x x x", "2 in 2 in 2 in") made every pass read its
+ * postings again (tens of milliseconds for a pasted run of them). The last word still being typed
+ * is a prefix, not a repeat of an earlier whole word.
+ */
+function distinctWords(words: readonly QueryWord[], prefixLast: boolean): QueryWord[] {
+  const seen = new Set<string>();
+  const out: QueryWord[] = [];
+  words.forEach((w, i) => {
+    const key = `${w.term}\u0000${w.alternatives.join('\u0000')}\u0000${w.parts.join('\u0000')}`;
+    if (prefixLast && i === words.length - 1) out.push(w);
+    else if (!seen.has(key)) {
+      seen.add(key);
+      out.push(w);
+    }
+  });
+  return out;
 }
 
 /** A compound the index never saw ("rtx4090" when documents say "RTX 4090") becomes its parts. */

@@ -51,6 +51,19 @@ describe('lexicalSearch', () => {
     expect(search(docs, 'lego h ')).toContain('pvc');
   });
 
+  it('reads a repeated word once, and a last word being typed as a prefix even when it repeats', () => {
+    const docs = [doc('a', '2 in x 4 in bracket'), doc('b', '2 in hinge'), doc('c', '2 inch pipe'), doc('d', 'x ray film'), doc('e', 'hinge pin'), doc('f', 'zorbix widget')];
+    const seg = new SegmentBuilder().addAll(docs).build();
+    const snap = new IndexSnapshot([seg]);
+    const hits = (q: string) => lexicalSearch(snap, analyzeQuery(q), { limit: 10 }).hits.map((h) => [seg.idAt(h.ord), h.score, h.matched]);
+    // the same documents, scores and matched-word counts as the words once
+    expect(hits('2 in 2 in 2 in hinge ')).toEqual(hits('2 in hinge '));
+    expect(hits('x x x x x x x x ')).toEqual(hits('x '));
+    // "zorb zorb" with the second still typed: it completes to "zorbix", the finished word does not
+    expect(hits('zorb zorb').map(([id]) => id)).toEqual(['f']);
+    expect(hits('zorb zorb ')).toEqual([]);
+  });
+
   it('completes the last word while it is typed, and not once it is finished', () => {
     const docs = [doc('a', 'samsung galaxy'), doc('b', 'samsonite bag'), doc('c', 'sam adams')];
     // "sams" could be the plural of "sam": that reading ranks below the completions
