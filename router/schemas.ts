@@ -580,6 +580,14 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       index: Type.String(),
       took_ms: Type.Number(),
       suggestions: Type.Array(suggestion),
+      documents_indexing: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description:
+            'Present only while a bulk load of this index is still being indexed: documents written before the request that this answer did not see. ' +
+            'Such an answer is not cached; once the load is searchable (`documents_indexing` of GET /v1/indexes/{index_id}/stats is 0) the same request sees them.',
+        }),
+      ),
       debug: debugSchema,
     }),
   );

@@ -215,6 +215,8 @@ export class SearchService {
     const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
     const first = parts[0];
     const corrected = pickCorrection(parts);
+    // documents written before the query that it did not see (a bulk load being indexed)
+    const indexing = parts.reduce((n, part) => n + (part.indexing ?? 0), 0);
     const body = {
       query: corrected ?? p.query,
       original_query: p.query,
@@ -224,6 +226,7 @@ export class SearchService {
       ...(p.kind === 'autocomplete' && p.mode ? { requested_mode: p.mode } : {}),
       index: p.index,
       suggestions: merged,
+      ...(indexing > 0 ? { documents_indexing: indexing } : {}),
       debug: debug === null ? null : debug(merged.length),
     };
     return JSON.stringify(body).slice(1);
