@@ -126,6 +126,11 @@ async function main(): Promise<void> {
       log: logger,
       pool: segmentPool,
       queryPool,
+      // SUGGEST_TYPEAHEAD_THREADS=1: typeahead on the query threads too. Off by default: on 2 cores
+      // the hand-offs cost more than the event loop saves (cached keystrokes 0.51x bare uWS, p99
+      // 8.0 ms, against 0.72x, 4.8 ms on the event loop: BENCHMARKS.md); for machines whose event
+      // loop, not their cores, is what typeahead waits for.
+      typeaheadOnThreads: process.env.SUGGEST_TYPEAHEAD_THREADS === '1',
       graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0',
       ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { refresh: { freshWaitMs } } : {}),
     });

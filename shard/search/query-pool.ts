@@ -26,10 +26,10 @@ import { FNV_PRIME, fnv1aUnits } from '../../node/runtime/hash.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestEngine } from '../engine/engine.js';
 import type { Segment } from '../engine/segment.js';
-import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, type AutocompleteResult, type VectorBackend } from '../engine/types.js';
+import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
 import { DEFAULT_VECTOR_BACKEND } from '../engine/vector-index.js';
 import type { MemoBudgetStats } from '../engine/memo.js';
-import { MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
+import { MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData, type TypeaheadResult } from './query-worker.js';
 
 export interface QueryPoolOptions {
   /** worker threads (default 2; the node's default: one per core beyond two) */
@@ -189,14 +189,25 @@ export class QueryPool {
     return this.dispatch(key, state, req);
   }
 
-  private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
-    const task: QueryTask = { key, version: state.part.version, stamp: state.stamp, request: req };
-    const lane = affinityLane(key, req.query, this.lanes.length);
-    const answered = this.run(lane, task).then((a) => {
+  /** The typeahead answer of `engine` (the part `key`) to `req`, computed on a pool thread. */
+  typeahead(key: string, engine: SuggestEngine, req: TypeaheadRequest): Promise<TypeaheadResult> {
+    if (this.closed) return Promise.reject(new Error('the query pool is closed'));
+    const state = this.stateOf(key, engine);
+    return this.ask(key, state, { kind: 'typeahead', key, version: state.part.version, stamp: state.stamp, request: req }) as Promise<TypeaheadResult>;
+  }
+
+  /** Runs `task` on the lane of its query's first letters, with the part's view when the thread lacks it. */
+  private ask(key: string, state: PartState, task: QueryTask): Promise<AutocompleteResult | TypeaheadResult> {
+    const lane = affinityLane(key, task.request.query, this.lanes.length);
+    return this.run(lane, task).then((a) => {
       if ('result' in a) return a.result;
       this.viewsSent++;
       return this.run(lane, { ...task, part: state.part }).then(resultOf);
     });
+  }
+
+  private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
+    const answered = this.ask(key, state, { kind: 'autocomplete', key, version: state.part.version, stamp: state.stamp, request: req }) as Promise<AutocompleteResult>;
     if (req.debug !== true && req.benchmark !== true) return answered;
     // a thread holds only complete graphs: the build progress to report is the owner's
     return answered.then((r) => {
@@ -419,7 +430,7 @@ export function affinityLane(key: string, query: string, lanes: number): number 
   return (h >>> 0) % lanes;
 }
 
-function resultOf(a: QueryAnswer): AutocompleteResult {
+function resultOf(a: QueryAnswer): AutocompleteResult | TypeaheadResult {
   if ('result' in a) return a.result;
   throw new Error('a query thread did not take the view it was sent');
 }

@@ -1,4 +1,5 @@
-// Runs on the query pool's worker threads (piscina): answers autocomplete over the same segment
+// Runs on the query pool's worker threads (piscina): answers autocomplete (and typeahead, when the
+// node sends it here) over the same segment
 // memory the owning thread queries (SharedArrayBuffer arenas, shared tombstones), so the heavy
 // query path runs beside the event loop instead of on it. Each thread keeps, per index part, a
 // mirror engine for the owner's current version and the segment wrappers it was made of (their
@@ -9,7 +10,7 @@ import { workerData } from 'piscina';
 import { SuggestEngine, type EngineOptions } from '../engine/engine.js';
 import { memoBudget } from '../engine/memo.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
-import type { AutocompleteRequest, AutocompleteResult, VectorBackend } from '../engine/types.js';
+import type { AutocompleteRequest, AutocompleteResult, SuggestResult, TypeaheadRequest, TypeaheadSuggestion, VectorBackend } from '../engine/types.js';
 import { VectorGraphs } from '../engine/vector-graphs.js';
 
 /** One segment of a part as the owner sees it now. */
@@ -34,15 +35,19 @@ export interface QueryPart {
  * view (segment memory and layouts: some tens of microseconds to copy) travels only when the
  * thread answered `missing`, i.e. once per thread and version.
  */
-export interface QueryTask {
+export type QueryTask = QueryTaskOf<'autocomplete', AutocompleteRequest> | QueryTaskOf<'typeahead', TypeaheadRequest>;
+
+interface QueryTaskOf<K extends string, R> {
+  kind: K;
   key: string;
   version: number;
   stamp: number;
-  request: AutocompleteRequest;
+  request: R;
   part?: QueryPart;
 }
 
-export type QueryAnswer = { result: AutocompleteResult } | { missing: true };
+export type TypeaheadResult = SuggestResult<TypeaheadSuggestion>;
+export type QueryAnswer = { result: AutocompleteResult | TypeaheadResult } | { missing: true };
 
 /** Broadcast by the owner when a part's engine is gone (dropped, moved away, closed). */
 export interface ForgetMessage {
@@ -101,7 +106,7 @@ export default function answer(task: QueryTask): QueryAnswer {
   if (task.part !== undefined) install(task.part, task.stamp);
   const m = mirrors.get(task.key);
   if (m === undefined || m.version !== task.version || m.stamp !== task.stamp) return { missing: true };
-  return { result: m.engine.autocomplete(task.request) };
+  return { result: task.kind === 'typeahead' ? m.engine.typeahead(task.request) : m.engine.autocomplete(task.request) };
 }
 
 function install(part: QueryPart, stamp: number): void {

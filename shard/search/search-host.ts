@@ -26,7 +26,7 @@ import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
-import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
+import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type SuggestResult, type TypeaheadRequest, type TypeaheadSuggestion, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
@@ -51,6 +51,8 @@ export interface SearchHostOptions {
   embeddings?: EmbeddingProvider | null;
   /** worker threads that answer autocomplete; without one, autocomplete runs on the event loop */
   queryPool?: QueryPool | null;
+  /** typeahead on the query pool too (default: on the event loop) */
+  typeaheadOnThreads?: boolean;
 }
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
@@ -177,8 +179,9 @@ export class SearchHost implements QueryHandler {
     switch (ctx.kind) {
       case 'typeahead': {
         const req = typeaheadRequest(payload);
-        const result = engine.typeahead(req);
-        return learned ? rankTypeahead(result, { model: behavior, query: req.query, userId, settings }, req.limit ?? 10) : result;
+        const rank = (result: SuggestResult<TypeaheadSuggestion>) => (learned ? rankTypeahead(result, { model: behavior, query: req.query, userId, settings }, req.limit ?? 10) : result);
+        if (this.opts.queryPool && this.opts.typeaheadOnThreads === true) return this.opts.queryPool.typeahead(keyOf(ctx.ref), engine, req).then(rank);
+        return rank(engine.typeahead(req));
       }
       case 'autocomplete': {
         const req = autocompleteRequest(payload);

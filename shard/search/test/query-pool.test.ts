@@ -55,6 +55,18 @@ describe('query pool', () => {
     expect(pool.threads).toBe(2);
   });
 
+  it('answers typeahead exactly as the owning engine, writes included (SUGGEST_TYPEAHEAD_THREADS=1)', async () => {
+    const queries = ['s', 'sams', 'samsung gal', 'headphnes', 'iphone case ', 'wireless mouse lo', 'otterbox'];
+    for (const d of docs.slice(200, 260)) queries.push((d.title ?? '').slice(0, 7));
+    const pooled = await Promise.all(queries.map((q) => pool.typeahead('p', engine, { query: q, limit: 10 })));
+    queries.forEach((q, i) => expect(pooled[i], q).toEqual(engine.typeahead({ query: q, limit: 10 })));
+    expect(pooled.some((r) => r.corrected_query !== null)).toBe(true);
+    engine.upsert([{ id: 'new-t', title: 'Qwzxv Toaster', desc: '', manufacturer: 'Qwzxv', raw: {} }]);
+    expect((await pool.typeahead('p', engine, { query: 'qwzx' })).suggestions.map((s) => s.title)).toContain('Qwzxv Toaster');
+    engine.remove(['new-t']);
+    expect((await pool.typeahead('p', engine, { query: 'qwzx' })).suggestions).toEqual([]);
+  });
+
   it('sees an acknowledged write and a delete at once', async () => {
     const doc: SuggestDocument = { id: 'new-1', title: 'Zyxwvut Quantum Blender 3000', desc: '', manufacturer: 'Zyxwvut', raw: {} };
     engine.upsert([doc]);
