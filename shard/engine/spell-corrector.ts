@@ -41,6 +41,12 @@ const RARE_WORD_RATIO = 30;
 const RARE_WORD_MAX = 3;
 /** A split into two words counts as this many edits. */
 const SPLIT_COST = 1.5;
+/**
+ * Pairs of neighbouring words tried as one ("bath rom"), from the start of the query: each costs
+ * a typo walk of a long word (the most costly kind), and a pasted run of a dozen unknown words
+ * made a dozen of them (20 ms of typeahead on the event loop).
+ */
+const MAX_JOINS = 3;
 /** Weight of log(1 + documents containing two adjacent words) in a reading's score. */
 const CONTEXT_WEIGHT = 1;
 const PER_WORD = 3;
@@ -108,21 +114,31 @@ export class SpellCorrector {
     // readings: the words as typed, and each join of a word with the next ("bath rom" ->
     // "bathrom" -> "bathroom") when one of the two is unknown
     const readings: { words: string[]; cost: number; fixed: Map<number, WordCandidate[]> }[] = [{ words, cost: 0, fixed: new Map() }];
-    for (let i = 0; i + 1 < words.length; i++) {
+    let joins = 0;
+    for (let i = 0; i + 1 < words.length && joins < MAX_JOINS; i++) {
       if (lastIsPrefix && i + 1 === words.length - 1) continue;
       const a = words[i] as string;
       const b = words[i + 1] as string;
       if (this.snapshot.termWeight(a, this.kind) > 0 && this.snapshot.termWeight(b, this.kind) > 0) continue;
+      joins++;
       const joined = this.wordCandidates(a + b, false);
       if (joined.length === 0) continue;
       readings.push({ words: [...words.slice(0, i), a + b, ...words.slice(i + 2)], cost: 1, fixed: new Map([[i, joined]]) });
     }
+    // every reading asks for the same words' candidates again
+    const known = new Map<string, WordCandidate[]>();
+    const candidatesOf = (w: string, isPrefix: boolean): WordCandidate[] => {
+      const k = isPrefix ? `${w}\u0000` : w;
+      let list = known.get(k);
+      if (list === undefined) known.set(k, (list = this.wordCandidates(w, isPrefix)));
+      return list;
+    };
     const all: QueryCorrection[] = [];
     for (const r of readings) {
       let beams: Beam[] = [{ words: [], cost: r.cost, score: -EDIT_PENALTY * r.cost, changed: r.cost > 0, last: '', open: false }];
       r.words.forEach((w, i) => {
         const isPrefix = lastIsPrefix && i === r.words.length - 1;
-        let cands = r.fixed.get(i) ?? this.wordCandidates(w, isPrefix);
+        let cands = r.fixed.get(i) ?? candidatesOf(w, isPrefix);
         if (cands.length === 0) cands = [{ text: w, cost: 0, weight: 0 }];
         const next: Beam[] = [];
         for (const b of beams) {

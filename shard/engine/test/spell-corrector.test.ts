@@ -46,6 +46,12 @@ describe('SpellCorrector', () => {
     expect(fix('bath rom vanity')).toBe('bathroom vanity');
   });
 
+  it('tries at most the first three pairs of neighbouring words as one (each is a long typo walk)', () => {
+    // unknown words before the split one: its pair is the third tried, then the fifth
+    expect(fix('qzx wvy bath rom vanity')).toBe('qzx wvy bathroom vanity');
+    expect(fix('qzx wvy kjh pqw bath rom vanity')).toBeNull();
+  });
+
   it('questions a rare known word only for a far more frequent one', () => {
     expect(fix('flourescent tube')).toBe('fluorescent tube');
   });
