@@ -226,6 +226,7 @@ export class PredictService {
       if (first.features) first.confidence = primaryConfidence(first.z - first.extra, first.extra);
       for (const s of ranked.slice(1)) s.confidence = Math.min(s.confidence, first.confidence);
     }
+    const indexing = parts.reduce((n, part) => n + (part.indexing ?? 0), 0);
     const body = {
       query: effective,
       original_query: p.query,
@@ -255,6 +256,8 @@ export class PredictService {
               reason_codes: s.codes,
             })),
       supporting_suggestions: p.include?.supporting_suggestions === false ? [] : supporting(parts),
+      // documents written before the query that it did not see (a bulk load being indexed)
+      ...(indexing > 0 ? { documents_indexing: indexing } : {}),
       debug: null as unknown,
     };
     if (debug) {

@@ -568,6 +568,10 @@ export const AutocompleteSuggestion = named(
   }),
 );
 
+const DOCUMENTS_INDEXING_ANSWER =
+  'Present only while a bulk load of this index is still being indexed: documents written before the request that this answer did not see. ' +
+  'Such an answer is not cached; once the load is searchable (`documents_indexing` of GET /v1/indexes/{index_id}/stats is 0) the same request sees them.';
+
 const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema) =>
   named(
     name,
@@ -580,14 +584,7 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       index: Type.String(),
       took_ms: Type.Number(),
       suggestions: Type.Array(suggestion),
-      documents_indexing: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          description:
-            'Present only while a bulk load of this index is still being indexed: documents written before the request that this answer did not see. ' +
-            'Such an answer is not cached; once the load is searchable (`documents_indexing` of GET /v1/indexes/{index_id}/stats is 0) the same request sees them.',
-        }),
-      ),
+      documents_indexing: Type.Optional(Type.Integer({ minimum: 1, description: DOCUMENTS_INDEXING_ANSWER })),
       debug: debugSchema,
     }),
   );
@@ -692,6 +689,7 @@ export const PredictResponse = named(
     supporting_suggestions: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), title: Type.String(), score: Confidence }), {
       description: 'Typeahead suggestions for the query (at most 10), score relative to the best one; empty when include.supporting_suggestions is false.',
     }),
+    documents_indexing: Type.Optional(Type.Integer({ minimum: 1, description: DOCUMENTS_INDEXING_ANSWER })),
     debug: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless include.debug is true.' }),
   }),
 );

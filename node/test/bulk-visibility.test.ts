@@ -80,6 +80,9 @@ describe.each([
     const during = await answer('/v1/typeahead?index=live&query=quokka');
     expect(during.titles).toEqual([]);
     expect(during.indexing).toBeGreaterThan(0);
+    const predicted = await api.call<{ documents_indexing?: number }>('POST', '/v1/predict', { key, body: { index: 'live', query: 'quokka' } });
+    expect(predicted.status).toBe(200);
+    expect(predicted.body.documents_indexing).toBeGreaterThan(0);
     expect(await titles('/v1/autocomplete?index=live&query=quokka%20espresso')).toEqual([]);
     const debug = await api.call<{ debug: { documents_indexing?: number } }>('GET', '/v1/autocomplete?index=live&query=quokka&debug=true', { key });
     expect(debug.body.debug.documents_indexing).toBeGreaterThan(0);
@@ -90,6 +93,7 @@ describe.each([
     const after = await answer('/v1/typeahead?index=live&query=quokka');
     expect(after.titles).toContain('Quokka Espresso Machine');
     expect(after.indexing).toBeUndefined();
+    expect((await api.call<{ documents_indexing?: number }>('POST', '/v1/predict', { key, body: { index: 'live', query: 'quokka' } })).body.documents_indexing).toBeUndefined();
     expect(await titles('/v1/autocomplete?index=live&query=quokka%20espresso')).toContain('Quokka Espresso Machine');
   }, 120_000);
 });
