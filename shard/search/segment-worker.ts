@@ -15,7 +15,16 @@ export type SegmentTask =
   | { kind: 'bodies'; bodies: Uint8Array[]; minSupport: number }
   | { kind: 'merge'; segments: SharedSegment[]; tombstones: Uint8Array[]; minSupport: number };
 
+/**
+ * Failure point for tests (SUGGEST_FAILPOINT_BUILD_DELAY_MS): every build of written or stored
+ * documents first sleeps this long, so a test can keep a bulk load in progress for as long as it
+ * needs, however fast the machine. Unset (0) in every real deployment.
+ */
+const BUILD_DELAY_MS = Math.max(0, Number(process.env.SUGGEST_FAILPOINT_BUILD_DELAY_MS ?? 0) || 0);
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
 export default function buildSegment(task: SegmentTask): SharedSegment {
+  if (BUILD_DELAY_MS > 0 && task.kind !== 'merge') Atomics.wait(sleeper, 0, 0, BUILD_DELAY_MS);
   const builder = new SegmentBuilder({ minSupport: task.minSupport });
   switch (task.kind) {
     case 'documents':
