@@ -14,7 +14,7 @@ import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import { PREDICTION_TYPES, type PredictCandidate, type PredictPartResult, type PredictionType } from '../node/runtime/predict-types.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
-import { ResponseCache, sawEveryWrite } from './response-cache.js';
+import { ResponseCache, sawEveryWrite, unseenDocuments } from './response-cache.js';
 import { analyzeQuery } from '../node/runtime/text/analyze-query.js';
 import { singular } from '../node/runtime/text/tokenize.js';
 import type { DataPlane } from './data-plane.js';
@@ -226,7 +226,7 @@ export class PredictService {
       if (first.features) first.confidence = primaryConfidence(first.z - first.extra, first.extra);
       for (const s of ranked.slice(1)) s.confidence = Math.min(s.confidence, first.confidence);
     }
-    const indexing = parts.reduce((n, part) => n + (part.indexing ?? 0), 0);
+    const indexing = unseenDocuments(parts);
     const body = {
       query: effective,
       original_query: p.query,

@@ -14,12 +14,20 @@ import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 
 /**
- * Whether an answer saw every document written before its query on every part (no part reports
- * `indexing`): one given while a bulk load was still being indexed would stay cached after the
- * documents become searchable (their writes were announced before), so it is not stored.
+ * Documents written before a query that its answer did not see, over the parts that answered
+ * (each part reports `indexing` while a bulk load is still being indexed).
+ */
+export function unseenDocuments(parts: readonly { indexing?: number }[]): number {
+  return parts.reduce((n, part) => n + (part.indexing ?? 0), 0);
+}
+
+/**
+ * Whether an answer saw every document written before its query on every part: one given while a
+ * bulk load was still being indexed would stay cached after the documents become searchable
+ * (their writes were announced before), so it is not stored.
  */
 export function sawEveryWrite(parts: readonly { indexing?: number }[]): boolean {
-  return parts.every((part) => !part.indexing);
+  return unseenDocuments(parts) === 0;
 }
 
 export class ResponseCache {

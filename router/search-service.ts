@@ -10,7 +10,7 @@ import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinato
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
-import { ResponseCache, sawEveryWrite } from './response-cache.js';
+import { ResponseCache, sawEveryWrite, unseenDocuments } from './response-cache.js';
 import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
 import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
@@ -169,7 +169,7 @@ export class SearchService {
       debug = () => {
         const done = performance.now();
         const vector = mergeVectorDebug(parts);
-        const indexing = parts.reduce((n, part) => n + (part.indexing ?? 0), 0);
+        const indexing = unseenDocuments(parts);
         return {
           physical_index_id: physical.physical_index_id,
           parts: physical.parts,
@@ -216,7 +216,7 @@ export class SearchService {
     const first = parts[0];
     const corrected = pickCorrection(parts);
     // documents written before the query that it did not see (a bulk load being indexed)
-    const indexing = parts.reduce((n, part) => n + (part.indexing ?? 0), 0);
+    const indexing = unseenDocuments(parts);
     const body = {
       query: corrected ?? p.query,
       original_query: p.query,

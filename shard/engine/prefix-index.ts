@@ -17,14 +17,20 @@ export interface KeyTable {
   ends: Uint32Array;
 }
 
+/** What a subtree skip reads: shared-prefix lengths of neighbouring terms and their next-smaller links. */
+interface SkipTables {
+  /** `lcp[i]`: code units term i shares with term i - 1 (0 for the first) */
+  lcp: Uint16Array;
+  /** `below[i]`: the first id after i whose lcp is smaller than `lcp[i]` (size when none) */
+  below: Uint32Array;
+}
+
 export class PrefixIndex {
   readonly size: number;
   readonly offsets: Uint32Array;
   readonly chars: Uint16Array;
-  /** `lcp[i]`: code units term i shares with term i - 1 (0 for the first); built on first use */
-  private lcpTable: Uint16Array | null = null;
-  /** `below[i]`: the first id after i whose lcp is smaller than `lcp[i]` (size when none) */
-  private belowTable: Uint32Array | null = null;
+  /** subtree skips (see `skips`), built on first use */
+  private skipTables: SkipTables | null = null;
 
   constructor(arrays: PrefixIndexArrays) {
     this.offsets = arrays.offsets;
@@ -99,7 +105,7 @@ export class PrefixIndex {
    * table, the common prefix of term a and a later term b is the smallest of these over (a, b].
    */
   lcpAt(id: number): number {
-    return (this.lcp()[id] as number) | 0;
+    return this.skips().lcp[id] as number;
   }
 
   /** First id after `from` whose first `depth` code units differ from those of term `from`. */
@@ -109,16 +115,15 @@ export class PrefixIndex {
     // one that shares less than l shares l or more: jump straight there. Each jump lowers the
     // shared length, so a skip costs at most a term's length in jumps, however large the
     // subtree (the fuzzy walk skips thousands of subtrees per word).
-    const lcp = this.lcp();
-    const below = this.belowTable as Uint32Array;
+    const { lcp, below } = this.skips();
     let j = from + 1;
     while (j < this.size && (lcp[j] as number) >= depth) j = below[j] as number;
-    return j < this.size ? j : this.size;
+    return j;
   }
 
   /** The lcp table and its next-smaller links, built once per table (a few ms per 100,000 terms). */
-  private lcp(): Uint16Array {
-    if (this.lcpTable !== null) return this.lcpTable;
+  private skips(): SkipTables {
+    if (this.skipTables !== null) return this.skipTables;
     const n = this.size;
     const lcp = new Uint16Array(n + 1);
     for (let i = 1; i < n; i++) lcp[i] = Math.min(this.commonPrefix(i - 1, i), 0xffff);
@@ -132,9 +137,8 @@ export class PrefixIndex {
       below[i] = top > 0 ? (stack[top - 1] as number) : n;
       stack[top++] = i;
     }
-    this.belowTable = below;
-    this.lcpTable = lcp;
-    return lcp;
+    this.skipTables = { lcp, below };
+    return this.skipTables;
   }
 
   *[Symbol.iterator](): IterableIterator<string> {

@@ -130,6 +130,8 @@ export interface VectorDebug {
   provider?: string;
 }
 
+export type TypeaheadResult = SuggestResult<TypeaheadSuggestion>;
+
 export interface AutocompleteResult extends SuggestResult<AutocompleteSuggestion> {
   /** the mode actually used */
   mode: AutocompleteMode;

@@ -26,10 +26,10 @@ import { FNV_PRIME, fnv1aUnits } from '../../node/runtime/hash.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { SuggestEngine } from '../engine/engine.js';
 import type { Segment } from '../engine/segment.js';
-import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type VectorBackend } from '../engine/types.js';
+import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
 import { DEFAULT_VECTOR_BACKEND } from '../engine/vector-index.js';
 import type { MemoBudgetStats } from '../engine/memo.js';
-import { MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData, type TypeaheadResult } from './query-worker.js';
+import { MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
 
 export interface QueryPoolOptions {
   /** worker threads (default 2; the node's default: one per core beyond two) */

@@ -10,7 +10,7 @@ import { workerData } from 'piscina';
 import { SuggestEngine, type EngineOptions } from '../engine/engine.js';
 import { memoBudget } from '../engine/memo.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
-import type { AutocompleteRequest, AutocompleteResult, SuggestResult, TypeaheadRequest, TypeaheadSuggestion, VectorBackend } from '../engine/types.js';
+import type { AutocompleteRequest, AutocompleteResult, TypeaheadRequest, TypeaheadResult, VectorBackend } from '../engine/types.js';
 import { VectorGraphs } from '../engine/vector-graphs.js';
 
 /** One segment of a part as the owner sees it now. */
@@ -46,7 +46,6 @@ interface QueryTaskOf<K extends string, R> {
   part?: QueryPart;
 }
 
-export type TypeaheadResult = SuggestResult<TypeaheadSuggestion>;
 export type QueryAnswer = { result: AutocompleteResult | TypeaheadResult } | { missing: true };
 
 /** Broadcast by the owner when a part's engine is gone (dropped, moved away, closed). */

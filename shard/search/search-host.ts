@@ -26,7 +26,7 @@ import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
-import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type SuggestResult, type TypeaheadRequest, type TypeaheadSuggestion, type VectorBackend } from '../engine/types.js';
+import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
@@ -179,7 +179,7 @@ export class SearchHost implements QueryHandler {
     switch (ctx.kind) {
       case 'typeahead': {
         const req = typeaheadRequest(payload);
-        const rank = (result: SuggestResult<TypeaheadSuggestion>) => (learned ? rankTypeahead(result, { model: behavior, query: req.query, userId, settings }, req.limit ?? 10) : result);
+        const rank = (result: TypeaheadResult) => (learned ? rankTypeahead(result, { model: behavior, query: req.query, userId, settings }, req.limit ?? 10) : result);
         if (this.opts.queryPool && this.opts.typeaheadOnThreads === true) return this.opts.queryPool.typeahead(keyOf(ctx.ref), engine, req).then(rank);
         return rank(engine.typeahead(req));
       }
