@@ -10,6 +10,8 @@
 //        [--index products] [--baseline bare-uws,fastify-flexsearch] [--out loadtest/results/x.json]
 //        [--duration S] [--warmup S] [--rounds N] [--connections N] [--rate REQ_PER_S]
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
+//        [--compare-env NAME=VALUE,...]   (with --spawn-single-node: one more single node with these
+//                                          settings, measured as a baseline; repeatable)
 // See loadtest/README.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,7 +25,7 @@ import { runRound, type RoundResult } from './load/load-round.js';
 import { processCpuSeconds } from './load/process-cpu.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
-import { loadWorkload, parseWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
+import { loadWorkload, parseEnvSettings, parseWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,6 +48,7 @@ const { values } = parseArgs({
     catalog: { type: 'string', default: 'bestbuy,homedepot' },
     'allow-errors': { type: 'boolean', default: false },
     echo: { type: 'boolean', default: false },
+    'compare-env': { type: 'string', multiple: true },
   },
 });
 
@@ -103,6 +106,7 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
     const settled = settle ? await waitSettled(baseUrl, p.privateKey, index, log) : null;
     return { ...p, settled };
   };
+  if (values['compare-env'] !== undefined && !values['spawn-single-node']) usage('--compare-env needs --spawn-single-node');
   const parts = values.parts === undefined ? undefined : Number(values.parts);
   if (parts !== undefined && (!Number.isInteger(parts) || parts < 1)) usage('--parts must be a positive integer');
   if (values['spawn-cluster']) {
@@ -118,11 +122,26 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
   }
   if (values['spawn-single-node']) {
     const { startSingleNode } = await import('../node/runtime/process-harness.js');
-    log('starting a single node');
-    const node = await startSingleNode({ echo: values.echo });
-    cleanups.push(() => node.stop());
-    const p = await provision(node.baseUrl, node.adminKey, parts, true);
-    return { role: 'target', name: 'suggest-single-node', url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pids: pidsOf(node.process.child.pid), info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs), segments: p.settled?.segments, settle_ms: p.settled?.settle_ms } };
+    const spawnNode = async (role: Server['role'], env: Record<string, string>): Promise<Server> => {
+      const settings = Object.entries(env).map(([k, v]) => `${k}=${v}`).join(',');
+      log(`starting a single node${settings ? ` with ${settings}` : ''}`);
+      const node = await startSingleNode({ echo: values.echo, env });
+      cleanups.push(() => node.stop());
+      const p = await provision(node.baseUrl, node.adminKey, parts, true);
+      const name = settings ? `suggest-single-node[${settings}]` : 'suggest-single-node';
+      return { role, name, url: node.baseUrl, key: p.publicKey, origin: 'spawned single node', pids: pidsOf(node.process.child.pid), info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs), segments: p.settled?.segments, settle_ms: p.settled?.settle_ms, ...(settings ? { env } : {}) } };
+    };
+    // other settings of the same build, as baselines measured in the same alternating rounds
+    for (const spec of values['compare-env'] ?? []) {
+      let env: Record<string, string> = {};
+      try {
+        env = parseEnvSettings(spec);
+      } catch (err) {
+        usage(`--compare-env: ${(err as Error).message}`);
+      }
+      compared.push(await spawnNode('baseline', env));
+    }
+    return spawnNode('target', {});
   }
   const target = values.target ?? usage('give --target URL, --target spawn:NAME or --spawn-single-node');
   if (target.startsWith('spawn:')) {
@@ -141,6 +160,9 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
   }
   return { role: 'target', name: 'suggest', url: baseUrl, key: values.key ?? usage('--target URL needs --key'), origin: 'given URL' };
 }
+
+/** Single nodes started with other settings (--compare-env), measured as baselines. */
+const compared: Server[] = [];
 
 const pidsOf = (pid: number | undefined): number[] | undefined => (pid === undefined ? undefined : [pid]);
 
@@ -251,7 +273,7 @@ async function main() {
     servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready });
   }
   const target = await setUpTarget(w, index);
-  servers.push(target);
+  servers.push(...compared, target);
   const mode = w.params['mode'];
   if (w.route === '/v1/autocomplete' && (mode === 'vector_only' || mode === 'hybrid')) await waitVectorGraphs(target, index);
 

@@ -93,3 +93,18 @@ export function requestPath(w: Pick<Workload, 'route' | 'params'>, query: string
     .join('&');
   return `${w.route}?${qs}`;
 }
+
+/**
+ * `NAME=VALUE,NAME=VALUE`: the environment settings of a single node compared with the target
+ * (run-load `--compare-env`). A value may hold `=` (`NODE_OPTIONS=--max-semi-space-size=4`) but
+ * not a comma.
+ */
+export function parseEnvSettings(spec: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of spec.split(',')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (m === null) throw new Error(`expected NAME=VALUE pairs separated by commas, got '${pair}'`);
+    env[m[1]!] = m[2]!;
+  }
+  return env;
+}

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../data/data-files.js';
 import { suggestContractProblems } from '../load/contract-check.js';
-import { loadWorkload, parseWorkload, requestPath } from '../load/workload.js';
+import { loadWorkload, parseEnvSettings, parseWorkload, requestPath } from '../load/workload.js';
 
 const dir = path.join(REPO_ROOT, 'loadtest', 'workloads');
 
@@ -61,3 +61,15 @@ describe('suggest contract check', () => {
     expect(suggestContractProblems({ detail: 'nope', code: 'not_implemented' }, '/v1/typeahead').length).toBeGreaterThan(5);
   });
 });
+
+describe('compared settings (--compare-env)', () => {
+  it('reads NAME=VALUE pairs, values holding =', () => {
+    expect(parseEnvSettings('NODE_OPTIONS=--max-semi-space-size=4,SUGGEST_TYPEAHEAD_THREADS=1')).toEqual({ NODE_OPTIONS: '--max-semi-space-size=4', SUGGEST_TYPEAHEAD_THREADS: '1' });
+    expect(parseEnvSettings('SUGGEST_X=')).toEqual({ SUGGEST_X: '' });
+  });
+
+  it('rejects what is not a setting', () => {
+    for (const bad of ['', 'SUGGEST_X', '=1', 'lower=1', 'A=1,,B=2', 'A B=1']) expect(() => parseEnvSettings(bad), bad).toThrow(/NAME=VALUE/);
+  });
+});
+
