@@ -96,7 +96,8 @@ function applyOverrides(w: Workload): Workload {
   );
 }
 
-async function setUpTarget(w: Workload, index: string): Promise<Server> {
+/** The target; single nodes started with other settings (--compare-env) are added to `compared`. */
+async function setUpTarget(w: Workload, index: string, compared: Server[]): Promise<Server> {
   // Loads the catalogue into a new index and waits until it is searchable (once the first word of
   // a loaded title finds something) and, with `settle`, until its parts stop merging.
   const provision = async (baseUrl: string, adminKey: string, indexParts: number | undefined, settle: boolean) => {
@@ -160,9 +161,6 @@ async function setUpTarget(w: Workload, index: string): Promise<Server> {
   }
   return { role: 'target', name: 'suggest', url: baseUrl, key: values.key ?? usage('--target URL needs --key'), origin: 'given URL' };
 }
-
-/** Single nodes started with other settings (--compare-env), measured as baselines. */
-const compared: Server[] = [];
 
 const pidsOf = (pid: number | undefined): number[] | undefined => (pid === undefined ? undefined : [pid]);
 
@@ -272,7 +270,9 @@ async function main() {
     cleanups.push(() => s.stop());
     servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready });
   }
-  const target = await setUpTarget(w, index);
+  // single nodes with other settings are measured as baselines, before the target in each round
+  const compared: Server[] = [];
+  const target = await setUpTarget(w, index, compared);
   servers.push(...compared, target);
   const mode = w.params['mode'];
   if (w.route === '/v1/autocomplete' && (mode === 'vector_only' || mode === 'hybrid')) await waitVectorGraphs(target, index);

@@ -491,7 +491,6 @@ function makeItem(rawWord: string): Item {
   return { display: display || rawWord, key, hash: fnv1aUnits(key), numeric: NUMERIC_KEY.test(key), content: key !== '' && !glue && !STOPWORDS.has(key), breakBefore, breakAfter };
 }
 
-
 /** Final avalanche so the top bits (the counter slot) depend on every word. */
 function mix(h: number): number {
   h ^= h >>> 16;

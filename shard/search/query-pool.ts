@@ -193,11 +193,15 @@ export class QueryPool {
   typeahead(key: string, engine: SuggestEngine, req: TypeaheadRequest): Promise<TypeaheadResult> {
     if (this.closed) return Promise.reject(new Error('the query pool is closed'));
     const state = this.stateOf(key, engine);
-    return this.ask(key, state, { kind: 'typeahead', key, version: state.part.version, stamp: state.stamp, request: req }) as Promise<TypeaheadResult>;
+    return this.ask(key, state, { kind: 'typeahead', request: req }) as Promise<TypeaheadResult>;
   }
 
-  /** Runs `task` on the lane of its query's first letters, with the part's view when the thread lacks it. */
-  private ask(key: string, state: PartState, task: QueryTask): Promise<AutocompleteResult | TypeaheadResult> {
+  /**
+   * Runs a query on the lane of its first letters, against the part's current version, with the
+   * part's view when the thread lacks it.
+   */
+  private ask(key: string, state: PartState, query: { kind: 'autocomplete'; request: AutocompleteRequest } | { kind: 'typeahead'; request: TypeaheadRequest }): Promise<AutocompleteResult | TypeaheadResult> {
+    const task: QueryTask = { ...query, key, version: state.part.version, stamp: state.stamp };
     const lane = affinityLane(key, task.request.query, this.lanes.length);
     return this.run(lane, task).then((a) => {
       if ('result' in a) return a.result;
@@ -207,7 +211,7 @@ export class QueryPool {
   }
 
   private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
-    const answered = this.ask(key, state, { kind: 'autocomplete', key, version: state.part.version, stamp: state.stamp, request: req }) as Promise<AutocompleteResult>;
+    const answered = this.ask(key, state, { kind: 'autocomplete', request: req }) as Promise<AutocompleteResult>;
     if (req.debug !== true && req.benchmark !== true) return answered;
     // a thread holds only complete graphs: the build progress to report is the owner's
     return answered.then((r) => {
