@@ -2,7 +2,8 @@
 // configurable prefix (default `/suggest/`). Transactions are etcd transactions, leases are etcd
 // leases kept alive by the client, watches are etcd watches (the client resubscribes after a
 // reconnect and replays from the last revision it saw), elections are etcd3's Election recipe.
-import { CompareResult, CompareTarget, Etcd3, type ICompare, type IKeyValue, type IOptions, type IRequestOp, type Namespace, type Watcher } from 'etcd3';
+import { CompareResult, CompareTarget, Etcd3, isRecoverableError, type ICompare, type IKeyValue, type IOptions, type IRequestOp, type Namespace, type Watcher } from 'etcd3';
+import { SuggestError, suggestError } from '../node/runtime/errors.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import { withTimeout } from '../node/runtime/timeout.js';
 import {
@@ -67,6 +68,31 @@ const encode = (v: JsonValue): Buffer => {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * How long one etcd call may take. etcd answers in milliseconds; a call still pending after this
+ * is to an etcd that is down or cut off (a refused connection fails at once, a silent one would
+ * hang the request that waits for it).
+ */
+const CALL_TIMEOUT_MS = 5_000;
+
+/**
+ * An etcd call that failed because etcd could not be reached: the network or etcd itself
+ * (errors the client marks recoverable), the client's circuit breaker, open after a run of such
+ * failures, or no answer in time. To the caller that is a 503 to retry shortly, not an internal
+ * error: the cluster's metadata is briefly out of reach, nothing is wrong with the request.
+ * Searches do not wait for etcd (routers keep their caches), so only the control plane's
+ * routes (indexes, jobs, tenants, writes that check job state) answer it.
+ */
+function unreachable(err: unknown): SuggestError | undefined {
+  if (err instanceof SuggestError) return undefined;
+  const e = err as { isBrokenCircuitError?: unknown; message?: unknown } | null;
+  const broken = e !== null && typeof e === 'object' && e.isBrokenCircuitError === true;
+  if (!broken && !(err instanceof Error && isRecoverableError(err))) return undefined;
+  // the client learns that etcd is out of reach, not where it lives (the cause keeps that for the log)
+  const why = broken ? 'after repeated failures, calls to it pause for a moment' : 'it could not be reached';
+  return suggestError('unavailable', { reason: `The coordination service (etcd) did not answer: ${why}` }, { cause: err, headers: { 'Retry-After': '1' } });
+}
+
 export class EtcdBackend implements CoordinationBackend {
   readonly kind = 'etcd' as const;
   private readonly client: Etcd3;
@@ -109,8 +135,27 @@ export class EtcdBackend implements CoordinationBackend {
     }
   }
 
+  /**
+   * One etcd call, bounded by CALL_TIMEOUT_MS; etcd out of reach becomes `unavailable` (see
+   * `unreachable`). A write that timed out may still have been applied, as with any store reached
+   * over a network: a client that retries may find it done (an index that now exists: 409).
+   */
+  private async call<T>(op: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(suggestError('unavailable', { reason: `The coordination service (etcd) did not answer within ${CALL_TIMEOUT_MS} ms` }, { headers: { 'Retry-After': '1' } })), CALL_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([op(), timeout]);
+    } catch (err) {
+      throw unreachable(err) ?? err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async get(key: string): Promise<KeyValue | undefined> {
-    const res = await this.ns.get(key).exec();
+    const res = await this.call(() => this.ns.get(key).exec());
     const kv = res.kvs[0];
     // a single-key read comes back with the namespace prefix still on the key
     return kv ? { ...toKeyValue(kv), key } : undefined;
@@ -120,7 +165,7 @@ export class EtcdBackend implements CoordinationBackend {
     if (opts.limit !== undefined && opts.limit <= 0) return [];
     let b = this.ns.getAll().prefix(prefix).sort('Key', opts.reverse ? 'Descend' : 'Ascend');
     if (opts.limit !== undefined) b = b.limit(opts.limit);
-    const res = await b.exec();
+    const res = await this.call(() => b.exec());
     return res.kvs.map(toKeyValue);
   }
 
@@ -130,12 +175,12 @@ export class EtcdBackend implements CoordinationBackend {
   }
 
   async delete(key: string): Promise<boolean> {
-    const res = await this.ns.delete().key(key).exec();
+    const res = await this.call(() => this.ns.delete().key(key).exec());
     return Number(res.deleted) > 0;
   }
 
   async deletePrefix(prefix: string): Promise<number> {
-    const res = await this.ns.delete().prefix(prefix).exec();
+    const res = await this.call(() => this.ns.delete().prefix(prefix).exec());
     return Number(res.deleted);
   }
 
@@ -154,7 +199,7 @@ export class EtcdBackend implements CoordinationBackend {
         ? { request_put: { key: full(op.key), value: encode(op.value), ...(op.lease !== undefined ? { lease: op.lease } : {}) } }
         : { request_delete_range: { key: full(op.key) } },
     );
-    const res = await this.ns.kv.txn({ compare, success, failure: [] });
+    const res = await this.call(() => this.ns.kv.txn({ compare, success, failure: [] }));
     return { succeeded: res.succeeded, revision: Number(res.header.revision) };
   }
 
@@ -167,7 +212,7 @@ export class EtcdBackend implements CoordinationBackend {
       this.log.warn('etcd lease lost', { err });
       resolveLost();
     });
-    const id = await lease.grant();
+    const id = await this.call(() => lease.grant());
     let done = false;
     const finish = () => {
       done = true;

@@ -52,7 +52,11 @@ export function documentedErrors(route: CompiledRoute): ErrorCode[] {
   if (s.feature) codes.add('plan_required');
   if (s.notImplemented !== undefined || !s.handler) codes.add('not_implemented');
   for (const c of s.errors ?? []) codes.add(c);
+  // a route that reads shard data may meet a partition mid-move
   if (codes.has('unavailable')) codes.add('wrong_owner');
+  // keys, tenants and index metadata live in the coordination service: in a cluster, every
+  // route behind a key answers 503 while etcd is out of reach
+  if (s.access !== 'none') codes.add('unavailable');
   return [...codes];
 }
 

@@ -1,0 +1,72 @@
+// The cluster while etcd is down: searches keep answering from what routers and shard nodes
+// already hold, the control plane's routes (index list and creation, jobs, writes that check job
+// state) answer 503 `unavailable` with Retry-After instead of an internal error, no detail shows
+// where etcd lives, and everything works again once etcd is back. Real processes: etcd, two
+// shard nodes and a router on loopback; etcd is SIGKILLed and restarted on its data directory.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
+import { ApiClient, waitFor } from './api-client.js';
+
+let cluster: LocalCluster;
+let api: ApiClient;
+let key: string;
+
+beforeAll(async () => {
+  cluster = await startLocalCluster({ shards: 2, routers: 1, partitions: 8 });
+  api = new ApiClient(cluster.routerUrls[0]!);
+  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+  const admin = cluster.adminKey;
+  expect((await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'outage', name: 'Outage', plan: 'enterprise' } })).status).toBe(200);
+  key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/outage/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+  expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'tools', name: 'Tools' } })).status).toBe(200);
+  const documents = Array.from({ length: 40 }, (_, i) => ({ id: `d${i}`, title: `Cordless drill ${i}`, desc: 'Drills and drivers', manufacturer: 'Bosch', raw: {} }));
+  expect((await api.call('POST', '/v1/indexes/tools/documents', { key, body: { documents } })).status).toBe(200);
+  await waitFor(async () => (await api.call<{ suggestions: unknown[] }>('GET', '/v1/autocomplete?index=tools&query=drill&bypass_cache=true', { key })).body.suggestions.length > 0, 20_000, 'documents searchable');
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('etcd down', () => {
+  it('keeps searches answering and turns control-plane calls into 503 with Retry-After, then recovers', async () => {
+    await cluster.etcd.kill();
+
+    // searches do not wait for etcd
+    const ac = await api.call<{ suggestions: { id: string }[] }>('GET', '/v1/autocomplete?index=tools&query=cordless&bypass_cache=true', { key });
+    expect(ac.status).toBe(200);
+    expect(ac.body.suggestions.length).toBeGreaterThan(0);
+    const ta = await api.call<{ suggestions: unknown[] }>('GET', '/v1/typeahead?index=tools&query=dri&bypass_cache=true', { key });
+    expect(ta.status).toBe(200);
+    expect(ta.body.suggestions.length).toBeGreaterThan(0);
+
+    // what needs etcd: a retryable 503 (several calls, so the client's circuit breaker opens too)
+    const controlPlane: [string, string, unknown][] = [
+      ['GET', '/v1/indexes', undefined],
+      ['POST', '/v1/indexes', { index_id: 'later', name: 'Later' }],
+      ['GET', '/v1/ingestion-jobs', undefined],
+      ['POST', '/v1/indexes/tools/ingest/start', { documents: [{ id: 'x1', title: 'Hammer', desc: '', manufacturer: '', raw: {} }] }],
+      ['GET', '/v1/indexes', undefined],
+      ['GET', '/v1/export-jobs', undefined],
+    ];
+    for (const [method, path, body] of controlPlane) {
+      const r = await api.call<{ detail: string; code: string }>(method, path, { key, body });
+      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(503);
+      expect(r.body.code).toBe('unavailable');
+      expect(r.body.detail).toMatch(/coordination service \(etcd\) did not answer/);
+      // where etcd lives is not the client's business
+      expect(r.body.detail).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|:\d{4,5}/);
+      expect(r.headers.get('retry-after')).toBe('1');
+    }
+
+    await cluster.etcd.restart();
+    // the client reconnects and its circuit breaker closes: the same calls work again
+    await waitFor(async () => (await api.call('GET', '/v1/indexes', { key })).status === 200, 30_000, 'index list after etcd restart');
+    await waitFor(async () => (await api.call('POST', '/v1/indexes', { key, body: { index_id: 'later', name: 'Later' } })).status === 200, 30_000, 'index creation after etcd restart');
+    const started = await api.call<{ job_id: string }>('POST', '/v1/indexes/tools/ingest/start', { key, body: { documents: [{ id: 'x2', title: 'Claw hammer', desc: '', manufacturer: 'Estwing', raw: {} }] } });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    await waitFor(async () => (await api.call<{ status: string }>('GET', `/v1/ingestion-jobs/${started.body.job_id}`, { key })).body.status === 'succeeded', 30_000, 'ingestion after etcd restart');
+    const found = await api.call<{ suggestions: { id: string }[] }>('GET', '/v1/autocomplete?index=tools&query=claw%20hammer&bypass_cache=true', { key });
+    expect(found.body.suggestions.map((s) => s.id)).toContain('x2');
+  }, 120_000);
+});
