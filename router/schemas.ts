@@ -588,11 +588,10 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       debug: debugSchema,
     }),
   );
-const DOCUMENTS_INDEXING = '`documents_indexing`, when present: documents written before the request that the answer did not see (a bulk load still being indexed)';
 const plainDebug = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless debug or profile was asked for' });
 const autocompleteDebug = Type.Union(
-  [Type.Object({ vector: Type.Optional(VectorDebug), documents_indexing: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: true }), Type.Null()],
-  { description: `null unless debug, profile or benchmark was asked for; \`vector\` with debug or benchmark; ${DOCUMENTS_INDEXING}` },
+  [Type.Object({ vector: Type.Optional(VectorDebug) }, { additionalProperties: true }), Type.Null()],
+  { description: 'null unless debug, profile or benchmark was asked for; `vector` with debug or benchmark' },
 );
 export const TypeaheadResponse = suggestResponse('TypeaheadResponse', TypeaheadSuggestion, plainDebug);
 export const AutocompleteResponse = suggestResponse('AutocompleteResponse', AutocompleteSuggestion, autocompleteDebug);

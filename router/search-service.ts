@@ -169,13 +169,10 @@ export class SearchService {
       debug = () => {
         const done = performance.now();
         const vector = mergeVectorDebug(parts);
-        const indexing = unseenDocuments(parts);
         return {
           physical_index_id: physical.physical_index_id,
           parts: physical.parts,
           cache: cacheKey !== null ? 'miss' : 'bypassed',
-          // documents written before the query that it did not see (a bulk load being indexed)
-          ...(indexing > 0 ? { documents_indexing: indexing } : {}),
           ...(vector ? { vector } : {}),
           ranking: rankingDebug(ranking, parts, placed),
           ...(p.profile
