@@ -159,6 +159,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const roles = (env.SUGGEST_ROLES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const r of roles) if (r !== 'router' && r !== 'shard' && r !== 'coordinator') throw new Error(`unknown role '${r}' in SUGGEST_ROLES`);
+  // read by the search engine itself (shard/engine/vector-index.ts); checked here so a typo stops the start
+  const backend = env.SUGGEST_VECTOR_BACKEND;
+  if (backend !== undefined && backend !== 'hnswlib' && backend !== 'usearch') throw new Error(`SUGGEST_VECTOR_BACKEND must be 'hnswlib' or 'usearch', got '${backend}'`);
   const config: Config = {
     ...base,
     roles: roles.length > 0 ? (roles as Role[]) : base.roles,

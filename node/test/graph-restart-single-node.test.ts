@@ -2,7 +2,8 @@
 // snapshot when the node stops and read back (only onto the same vectors) when it starts, so the
 // first vector query after a restart is answered by the graph, not by a full scan during a rebuild
 // (on the query threads, which read the graph the node loaded). Graphs are built on the node's
-// graph thread, which /metrics counts.
+// graph thread, which /metrics counts. The node names usearch as its default backend
+// (SUGGEST_VECTOR_BACKEND), which its query threads follow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { ApiClient, waitFor } from './api-client.js';
@@ -10,7 +11,7 @@ import { bestBuyDocuments } from './search-suite.js';
 
 interface VectorAnswer {
   suggestions: { id: string }[];
-  debug: { vector?: { method: string; graph: { ready: boolean; built: number; total: number } } } | null;
+  debug: { vector?: { backend: string; method: string; graph: { ready: boolean; built: number; total: number } } } | null;
 }
 
 let node: SingleNode;
@@ -18,7 +19,7 @@ let key: string;
 const api = () => new ApiClient(node.baseUrl);
 
 beforeAll(async () => {
-  node = await startSingleNode({ env: { SUGGEST_QUERY_THREADS: '2' } });
+  node = await startSingleNode({ env: { SUGGEST_QUERY_THREADS: '2', SUGGEST_VECTOR_BACKEND: 'usearch' } });
   await waitFor(async () => (await api().call('GET', '/readyz')).status === 200, 30_000, 'readyz');
   expect((await api().call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'graphs', name: 'Graphs', plan: 'pro' } })).status).toBe(200);
   key = (await api().call<{ key: string }>('POST', '/v1/admin/tenants/graphs/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
@@ -47,7 +48,8 @@ async function graphBuilds(): Promise<{ total: number; failures: number; inProgr
 describe('ANN graphs across a restart', () => {
   it('answers vector queries from the saved graph right after a restart, with the same results', async () => {
     const ask = async (backend: string) => {
-      const r = await api().call<VectorAnswer>('GET', `/v1/autocomplete?index=bb&query=${encodeURIComponent('wireless headphones')}&mode=vector_only&vector_backend=${backend}&debug=true&bypass_cache=true`, { key });
+      const named = backend === '' ? '' : `&vector_backend=${backend}`;
+      const r = await api().call<VectorAnswer>('GET', `/v1/autocomplete?index=bb&query=${encodeURIComponent('wireless headphones')}&mode=vector_only${named}&debug=true&bypass_cache=true`, { key });
       expect(r.status).toBe(200);
       return r.body;
     };
@@ -70,5 +72,9 @@ describe('ANN graphs across a restart', () => {
     }
     // read back, not built again
     expect(await graphBuilds()).toMatchObject({ total: 0, failures: 0, inProgress: 0 });
+    // no backend named: the node's default, on the query threads too
+    const unnamed = await ask('');
+    expect(unnamed.debug?.vector?.backend).toBe('usearch');
+    expect(unnamed.suggestions.map((s) => s.id)).toEqual(before.usearch!.suggestions.map((s) => s.id));
   }, 300_000);
 });

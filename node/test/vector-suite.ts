@@ -82,6 +82,8 @@ export function registerVectorSuite(name: string, target: () => SuiteTarget, opt
     });
 
     it('takes either vector backend, and refuses other values, modes and flags with 422', async () => {
+      // hnswlib when the request names none (and the node sets no SUGGEST_VECTOR_BACKEND)
+      expect((await ac(`query=${enc('iphone case')}&mode=vector_only&debug=true`)).body.debug?.vector?.backend).toBe('hnswlib');
       for (const backend of ['hnswlib', 'usearch']) {
         const r = await ac(`query=${enc('iphone case')}&mode=vector_only&vector_backend=${backend}&debug=true`);
         expect(r.status).toBe(200);

@@ -152,7 +152,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
         '`vector_only` (nearest documents by embedding similarity), `hybrid` (union of lexical and vector candidates, score 0.8·lex/(lex+8) + 0.2·cosine), ' +
         '`fts_rerank` (lexical candidates re-ranked: score × (0.7 + 0.3·cosine)). Embeddings: the built-in hashed character n-gram embedder (256 dimensions, no download); ' +
         'on shard nodes configured with an OpenAI-compatible endpoint (SUGGEST_EMBEDDINGS_URL, _MODEL, _API_KEY, _DIMENSIONS), `fts_rerank` embeds the query and candidates with that model (300 ms timeout, then the built-in embedder; `debug.vector.provider`). ' +
-        '`vector_backend`: `hnswlib` (default) or `usearch`; graphs are built in the background after the first vector query on an index and an exact scan answers until they are complete (`debug.vector.method`). ' +
+        '`vector_backend`: `hnswlib` (default, unless the node sets `SUGGEST_VECTOR_BACKEND`) or `usearch`; graphs are built in the background after the first vector query on an index and an exact scan answers until they are complete (`debug.vector.method`). ' +
         '`user_id` needs a paid plan (403 `plan_required`). ' +
         'Synonyms of the index schema and merchandising rules apply (see IndexSchema and Merchandising); with `debug=true`, `debug.ranking` shows ' +
         '`{config_version, synonyms: [{from, to, query, hits, kept}], rules: [{id, action, status: applied|disabled|not_started|ended|query_mismatch|not_on_typeahead, hidden?}], pins: [{id, rule, position}]}`.' +

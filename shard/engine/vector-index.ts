@@ -14,7 +14,11 @@ import { Index as UsearchIndex, MetricKind, ScalarKind } from 'usearch';
 
 export type VectorBackend = 'hnswlib' | 'usearch';
 export const VECTOR_BACKENDS: readonly VectorBackend[] = ['hnswlib', 'usearch'];
-export const DEFAULT_VECTOR_BACKEND: VectorBackend = 'hnswlib';
+/**
+ * The backend of requests that name none: `SUGGEST_VECTOR_BACKEND` when it names one (read here,
+ * so the query threads, which inherit the environment, agree with the event loop), else hnswlib.
+ */
+export const DEFAULT_VECTOR_BACKEND: VectorBackend = VECTOR_BACKENDS.find((b) => b === process.env.SUGGEST_VECTOR_BACKEND) ?? 'hnswlib';
 
 /** Nearest documents, best first: ordinals and cosine similarities. */
 export interface VectorHits {

@@ -31,3 +31,12 @@ describe('memo budget configuration', () => {
     expect(() => loadConfig({ SUGGEST_MEMO_BUDGET_MB: 'lots' })).toThrow(/expected a number/);
   });
 });
+
+describe('default vector backend', () => {
+  it('takes hnswlib or usearch and stops the start on anything else', () => {
+    expect(() => loadConfig({ SUGGEST_VECTOR_BACKEND: 'usearch' })).not.toThrow();
+    expect(() => loadConfig({ SUGGEST_VECTOR_BACKEND: 'hnswlib' })).not.toThrow();
+    expect(() => loadConfig({ SUGGEST_VECTOR_BACKEND: 'faiss' })).toThrow(/SUGGEST_VECTOR_BACKEND must be 'hnswlib' or 'usearch', got 'faiss'/);
+    expect(() => loadConfig({ SUGGEST_VECTOR_BACKEND: '' })).toThrow(/SUGGEST_VECTOR_BACKEND/);
+  });
+});
