@@ -190,8 +190,8 @@ async function main(): Promise<void> {
     closers.unshift(() => app.close());
     member.http_address = `${config.host}:${httpPort}`;
   }
-  const lease: Lease = await coordinator.register(member, config.memberTtlSeconds);
-  closers.unshift(() => lease.revoke());
+  let membership: Lease = await coordinator.register(member, config.memberTtlSeconds);
+  closers.unshift(() => membership.revoke());
 
   if (roles.includes('coordinator')) {
     const leader = new PlacementLeader({
@@ -221,10 +221,35 @@ async function main(): Promise<void> {
     }
   }
 
-  lease.lost.then(() => {
-    if (!stopping) logger.error('membership lease lost; exiting so a supervisor restarts this node');
-    if (!stopping) void shutdown(1);
-  });
+  // The membership lease lapses when etcd did not hear from this process for a TTL (etcd paused
+  // or cut off longer than that, or this process stalled). A shard node then exits so that a
+  // supervisor restarts it: its partitions may have moved meanwhile, and a fresh start takes up
+  // the placement as it now is. A process without partitions (a router) registers again and
+  // keeps serving: nothing it holds went stale, and routers exiting with the shard nodes would
+  // turn an etcd hiccup into a whole-cluster restart.
+  const onLost = (held: Lease): void => {
+    void held.lost.then(async () => {
+      if (stopping) return;
+      if (shardNode) {
+        logger.error('membership lease lost; exiting so a supervisor restarts this node');
+        void shutdown(1);
+        return;
+      }
+      logger.warn('membership lease lost; registering again');
+      for (let delayMs = 200; !stopping; delayMs = Math.min(delayMs * 2, 5_000)) {
+        try {
+          membership = await coordinator.register(member, config.memberTtlSeconds);
+          logger.info('registered again', { node_id: nodeId });
+          onLost(membership);
+          return;
+        } catch (err) {
+          logger.warn('registering again failed; retrying', { err, retry_in_ms: delayMs });
+          await new Promise((r) => setTimeout(r, delayMs));
+        }
+      }
+    });
+  };
+  onLost(membership);
 
   logger.info('ready', {
     roles,

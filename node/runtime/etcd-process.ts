@@ -14,6 +14,10 @@ export interface EtcdProcess {
   kill(): Promise<void>;
   /** start again on the same ports and data dir (after `kill`) */
   restart(): Promise<void>;
+  /** SIGSTOP: etcd stops answering without closing its connections (as behind a network cut) */
+  pause(): void;
+  /** SIGCONT after `pause` */
+  resume(): void;
   /** stop it and remove the data dir (unless the caller supplied the dir) */
   stop(): Promise<void>;
 }
@@ -176,6 +180,12 @@ export async function startEtcd(opts: EtcdOptions = {}): Promise<EtcdProcess> {
     dataDir,
     async kill() {
       await terminate(current, 'SIGKILL');
+    },
+    pause() {
+      current.child.kill('SIGSTOP');
+    },
+    resume() {
+      current.child.kill('SIGCONT');
     },
     async restart() {
       await terminate(current, 'SIGKILL');

@@ -3,32 +3,41 @@
 // state) answer 503 `unavailable` with Retry-After instead of an internal error, no detail shows
 // where etcd lives, and everything works again once etcd is back. Real processes: etcd, two
 // shard nodes and a router on loopback; etcd is SIGKILLed and restarted on its data directory.
+// An etcd that stalls longer than the membership TTL (SIGSTOP, as behind a network cut) expires
+// every lease when it comes back: shard nodes exit for their supervisor to restart them, the
+// router registers again and goes on serving once they are back, without a restart of its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
+import { startLocalCluster, type LocalCluster, type ServiceProcess } from '../runtime/process-harness.js';
 import { ApiClient, waitFor } from './api-client.js';
 
-let cluster: LocalCluster;
-let api: ApiClient;
-let key: string;
-
-beforeAll(async () => {
-  cluster = await startLocalCluster({ shards: 2, routers: 1, partitions: 8 });
-  api = new ApiClient(cluster.routerUrls[0]!);
+/** A cluster with a tenant and an index of 40 searchable documents; returns the tenant's private key. */
+async function provision(cluster: LocalCluster, api: ApiClient): Promise<string> {
   await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
   const admin = cluster.adminKey;
   expect((await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'outage', name: 'Outage', plan: 'enterprise' } })).status).toBe(200);
-  key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/outage/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+  const key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/outage/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
   expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'tools', name: 'Tools' } })).status).toBe(200);
   const documents = Array.from({ length: 40 }, (_, i) => ({ id: `d${i}`, title: `Cordless drill ${i}`, desc: 'Drills and drivers', manufacturer: 'Bosch', raw: {} }));
   expect((await api.call('POST', '/v1/indexes/tools/documents', { key, body: { documents } })).status).toBe(200);
   await waitFor(async () => (await api.call<{ suggestions: unknown[] }>('GET', '/v1/autocomplete?index=tools&query=drill&bypass_cache=true', { key })).body.suggestions.length > 0, 20_000, 'documents searchable');
-}, 120_000);
+  return key;
+}
 
-afterAll(async () => {
-  await cluster?.stop();
-});
+const exited = (p: ServiceProcess): boolean => p.child.exitCode !== null || p.child.signalCode !== null;
 
 describe('etcd down', () => {
+  let cluster: LocalCluster;
+  let api: ApiClient;
+  let key: string;
+  beforeAll(async () => {
+    cluster = await startLocalCluster({ shards: 2, routers: 1, partitions: 8 });
+    api = new ApiClient(cluster.routerUrls[0]!);
+    key = await provision(cluster, api);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
   it('keeps searches answering and turns control-plane calls into 503 with Retry-After, then recovers', async () => {
     await cluster.etcd.kill();
 
@@ -68,5 +77,39 @@ describe('etcd down', () => {
     await waitFor(async () => (await api.call<{ status: string }>('GET', `/v1/ingestion-jobs/${started.body.job_id}`, { key })).body.status === 'succeeded', 30_000, 'ingestion after etcd restart');
     const found = await api.call<{ suggestions: { id: string }[] }>('GET', '/v1/autocomplete?index=tools&query=claw%20hammer&bypass_cache=true', { key });
     expect(found.body.suggestions.map((s) => s.id)).toContain('x2');
+  }, 120_000);
+});
+
+describe('etcd stalled longer than the membership TTL', () => {
+  let cluster: LocalCluster;
+  let api: ApiClient;
+  let key: string;
+  beforeAll(async () => {
+    cluster = await startLocalCluster({ shards: 2, routers: 1, partitions: 8, env: { SUGGEST_MEMBER_TTL_SECONDS: '2' } });
+    api = new ApiClient(cluster.routerUrls[0]!);
+    key = await provision(cluster, api);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('restarts nothing but the shard nodes: the router registers again and serves once they are back', async () => {
+    const router = cluster.routers[0]!;
+    cluster.etcd.pause();
+    await new Promise((r) => setTimeout(r, 4_000));
+    cluster.etcd.resume();
+    // the leases expired while etcd stood still: shard nodes stop (their partitions may have moved)
+    await waitFor(async () => cluster.shards.every(exited), 30_000, 'shard nodes exit after their leases expired');
+    // the router does not
+    await waitFor(async () => router.output.some((line) => line.includes('"registered again"')), 30_000, 'router registered again');
+    expect(exited(router)).toBe(false);
+    expect((await api.call('GET', '/healthz')).status).toBe(200);
+    // what a supervisor does for the shard nodes; the router keeps its process
+    for (let i = 0; i < cluster.shards.length; i++) await cluster.restartShard(i);
+    await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz with the shard nodes back');
+    await waitFor(async () => (await api.call<{ suggestions: unknown[] }>('GET', '/v1/autocomplete?index=tools&query=cordless&bypass_cache=true', { key })).body.suggestions?.length > 0, 30_000, 'search through the same router');
+    expect((await api.call('GET', '/v1/indexes', { key })).status).toBe(200);
+    expect(cluster.routers[0]).toBe(router);
+    expect(exited(router)).toBe(false);
   }, 120_000);
 });
