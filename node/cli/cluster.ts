@@ -4,6 +4,8 @@
 //   status      the admin cluster view: nodes, partitions per node, moves in progress
 //   help        this list
 // Ctrl-C (or end of input with SUGGEST_CLUSTER_EXIT_ON_EOF=1) stops every process and etcd.
+// The launcher is the shard nodes' supervisor: one that exits on its own (a shard node exits when
+// its membership lease expired, e.g. after etcd stalled) is started again on its data.
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -31,6 +33,29 @@ console.log(JSON.stringify({
 }, null, 2));
 console.log('Create a tenant and keys with the admin key (see README). Commands: add-shard, status, help. Ctrl-C stops the cluster.');
 
+/** Starts shard node `i` again whenever it exits while the cluster runs. */
+function supervise(i: number): void {
+  const child = cluster.shards[i]!.child;
+  child.once('exit', (code, signal) => {
+    if (stopping || cluster.shards[i]!.child !== child) return;
+    console.log(JSON.stringify({ msg: 'shard node exited; starting it again', node_id: `shard-${i + 1}`, code, signal }));
+    const again = async (delayMs: number): Promise<void> => {
+      await new Promise((r) => setTimeout(r, delayMs));
+      if (stopping) return;
+      try {
+        await cluster.restartShard(i);
+        supervise(i);
+        console.log(JSON.stringify({ msg: 'shard node started again', node_id: `shard-${i + 1}` }));
+      } catch (err) {
+        console.log(`shard-${i + 1} did not start: ${(err as Error).message.split('\n')[0]}; retrying`);
+        await again(Math.min(delayMs * 2, 10_000));
+      }
+    };
+    void again(500);
+  });
+}
+cluster.shards.forEach((_, i) => supervise(i));
+
 interface ClusterView {
   epoch: number | null;
   settled: boolean;
@@ -56,6 +81,7 @@ async function status(): Promise<void> {
 const commands: Record<string, () => Promise<void>> = {
   'add-shard': async () => {
     const s = await cluster.addShard();
+    supervise(cluster.shards.length - 1);
     console.log(JSON.stringify({ msg: 'shard node added', node_id: s.info.node_id, grpc: s.info.grpc }));
   },
   status,
