@@ -17,6 +17,13 @@ afterAll(async () => {
 registerApiSuite('single node', () => ({ urls: [node.baseUrl], adminKey: node.adminKey }));
 
 describe('single node boot and restart', () => {
+  it('refuses to start on a port another node is serving, rather than sharing its connections', async () => {
+    const port = new URL(node.baseUrl).port;
+    await expect(startSingleNode({ env: { SUGGEST_PORT: port } })).rejects.toThrow(/exited \(1\) before ready[\s\S]*cannot listen on 127\.0\.0\.1:\d+/);
+    // the first node still answers every request itself
+    for (let i = 0; i < 5; i++) expect((await new ApiClient(node.baseUrl).call('GET', '/healthz')).status).toBe(200);
+  });
+
   it('writes first-boot credentials with mode 0600 and they work', async () => {
     const file = path.join(node.dataDir, 'credentials.json');
     expect(existsSync(file)).toBe(true);
