@@ -47,4 +47,27 @@ describe('single node boot and restart', () => {
     expect(r.status).toBe(200);
     expect(r.body.title).toBe('Kept');
   });
+
+  it('does not answer from an engine snapshot older than a write made before the first query after a restart', async () => {
+    const creds = JSON.parse(readFileSync(path.join(node.dataDir, 'credentials.json'), 'utf8')) as { private_key: string };
+    const key = creds.private_key;
+    let api = new ApiClient(node.baseUrl);
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'snapshots', name: 'Snapshots' } })).status).toBe(200);
+    const documents = [
+      { id: 'a', title: 'Walnut desk lamp', desc: '', manufacturer: 'Acme', raw: { price: 19.99 } },
+      { id: 'b', title: 'Maple side table', desc: '', manufacturer: 'Acme', raw: { price: 89.5 } },
+    ];
+    expect((await api.call('POST', '/v1/indexes/snapshots/documents', { key, body: { documents } })).status).toBe(200);
+    const titles = async (query: string) =>
+      (await api.call<{ suggestions: { title: string }[] }>('GET', `/v1/autocomplete?index=snapshots&query=${encodeURIComponent(query)}&bypass_cache=true`, { key })).body.suggestions.map((s) => s.title);
+    expect(await titles('walnut')).toEqual(['Walnut desk lamp']);
+    // the engine is loaded: stopping writes its snapshot
+    await node.restart();
+    api = new ApiClient(node.baseUrl);
+    // before any query loads the engine: an update of the same stored size (same count, same bytes)
+    const patched = await api.call('PATCH', '/v1/indexes/snapshots/documents/a', { key, body: { title: 'Cherry desk lamp', raw: { price: 24.99 } } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(await titles('cherry')).toEqual(['Cherry desk lamp']);
+    expect(await titles('walnut')).toEqual([]);
+  });
 });

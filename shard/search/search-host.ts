@@ -95,6 +95,8 @@ export class SearchHost implements QueryHandler {
 
   private readonly refresher: EngineRefresher;
   private unseenAnswers = 0;
+  /** parts not loaded whose snapshot a write has already removed (see onChange) */
+  private readonly snapshotsDropped = new Set<string>();
   private readonly pool: SegmentPool | null;
   private readonly embeddings: EmbeddingProvider | null;
   private readonly titleVectors = new VectorCache();
@@ -123,7 +125,20 @@ export class SearchHost implements QueryHandler {
       rmSync(graphsDir(this.snapshotPath(event.ref)), { recursive: true, force: true });
       return;
     }
-    if (!entry) return; // not loaded: the first query builds it from the store, which has the write
+    if (!entry) {
+      // Not loaded: the first query loads it from the store, which has the write. A snapshot of
+      // the engine written before (at the last stop) is older than this write, and a write that
+      // keeps the part's document count and stored bytes (an update of the same size) would not
+      // show in the snapshot's check: it goes now. Once per part: no snapshot is written again
+      // before the engine is loaded.
+      if ((event.type === 'upsert' || event.type === 'delete') && !this.snapshotsDropped.has(key)) {
+        this.snapshotsDropped.add(key);
+        const file = this.snapshotPath(event.ref);
+        rmSync(file, { force: true });
+        rmSync(graphsDir(file), { recursive: true, force: true });
+      }
+      return;
+    }
     if (!entry.engine || !entry.behavior) {
       entry.backlog.push(event);
       return;
