@@ -121,6 +121,9 @@ async function main(): Promise<void> {
     // SUGGEST_FRESH_WAIT_MS: how long a query waits for documents written before it that are still
     // being indexed (a bulk load) before it is answered from those already searchable
     const freshWaitMs = Number(process.env.SUGGEST_FRESH_WAIT_MS ?? 250);
+    // SUGGEST_ENGINE_IDLE_SECONDS: a part's engine unqueried this long is unloaded (0: never; default 1800)
+    const idleSeconds = Number(process.env.SUGGEST_ENGINE_IDLE_SECONDS ?? 1800);
+    if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw new Error(`SUGGEST_ENGINE_IDLE_SECONDS must be a number of seconds, 0 or more; got '${process.env.SUGGEST_ENGINE_IDLE_SECONDS}'`);
     const search = new SearchHost({
       dataDir: config.dataDir,
       log: logger,
@@ -132,6 +135,7 @@ async function main(): Promise<void> {
       // loop, not their cores, is what typeahead waits for.
       typeaheadOnThreads: process.env.SUGGEST_TYPEAHEAD_THREADS === '1',
       graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0',
+      engineIdleMs: idleSeconds * 1000,
       ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { refresh: { freshWaitMs } } : {}),
     });
     registerIndexingMetrics(search);
@@ -308,8 +312,12 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
 
 /** Documents written but not yet searchable, and the answers given without them. */
 function registerIndexingMetrics(search: SearchHost): void {
-  metrics.sampled('gauge', [['suggest_documents_indexing', 'Documents written to the loaded engines and not searchable yet (buffered or in a segment build).', () => search.documentsIndexing()]]);
+  metrics.sampled('gauge', [
+    ['suggest_documents_indexing', 'Documents written to the loaded engines and not searchable yet (buffered or in a segment build).', () => search.documentsIndexing()],
+    ['suggest_engines_loaded', 'Index parts whose search engine is in memory (queried within SUGGEST_ENGINE_IDLE_SECONDS, or loading).', () => search.enginesLoaded],
+  ]);
   metrics.sampled('counter', [
+    ['suggest_engine_unloads_total', 'Search engines unloaded after SUGGEST_ENGINE_IDLE_SECONDS without a query (their snapshot written for the next one).', () => search.engineUnloads],
     ['suggest_answers_during_indexing_total', 'Queries answered from the documents already searchable, after waiting SUGGEST_FRESH_WAIT_MS for documents written before them (a bulk load).', () => search.answersDuringIndexing],
   ]);
 }

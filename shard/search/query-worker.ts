@@ -5,6 +5,8 @@
 // mirror engine for the owner's current version and the segment wrappers it was made of (their
 // lookup memos and adopted ANN graphs survive the next version); the owner writes each complete
 // graph to a file once and every thread reads it from there.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { BroadcastChannel } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { SuggestEngine, type EngineOptions } from '../engine/engine.js';
@@ -70,8 +72,40 @@ const channel = new BroadcastChannel(QUERY_POOL_CHANNEL);
 channel.unref();
 channel.onmessage = (event) => {
   const data = (event as { data?: Partial<ForgetMessage> }).data;
-  if (typeof data?.forget === 'string' && mirrors.delete(data.forget)) collectSegments();
+  if (typeof data?.forget === 'string' && mirrors.delete(data.forget)) {
+    collectSegments();
+    collectSoon();
+  }
 };
+
+/**
+ * A part's segments are shared memory: it is returned only once every thread that viewed it has
+ * collected its garbage, and a query thread allocates little (an idle one nothing), so its next
+ * full collection could be hours away while the node unloads idle engines (search-host.ts). After
+ * forgetting parts, a thread collects once, a second later (one collection for a run of them).
+ * The collector is reached the way `--expose-gc` offers it, for this thread's new contexts only.
+ */
+let collect: (() => void) | null | undefined;
+let collecting: NodeJS.Timeout | null = null;
+function collectSoon(): void {
+  if (collecting !== null) return;
+  if (collect === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      const gc: unknown = runInNewContext('gc');
+      collect = typeof gc === 'function' ? (gc as () => void) : null;
+    } catch {
+      collect = null;
+    }
+  }
+  if (collect === null) return;
+  const run = collect;
+  collecting = setTimeout(() => {
+    collecting = null;
+    run();
+  }, 1_000);
+  collecting.unref();
+}
 
 /** What the pool hands every thread. */
 export interface QueryWorkerData {

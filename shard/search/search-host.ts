@@ -53,7 +53,21 @@ export interface SearchHostOptions {
   queryPool?: QueryPool | null;
   /** typeahead on the query pool too (default: on the event loop) */
   typeaheadOnThreads?: boolean;
+  /**
+   * A part's engine nobody has queried for this long is unloaded (its snapshot written first, so
+   * the next query loads it back without tokenizing): memory follows the indexes in use, not all
+   * the indexes a node holds. 0: never. Default 30 minutes.
+   */
+  engineIdleMs?: number;
 }
+
+const DEFAULT_ENGINE_IDLE_MS = 30 * 60_000;
+/**
+ * Unloading writes snapshots on the event loop: in slices of this many milliseconds, with a pause
+ * between them for the queries.
+ */
+const UNLOAD_SLICE_MS = 5;
+const UNLOAD_PAUSE_MS = 20;
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
 const LOAD_CHUNK = 100_000;
@@ -70,6 +84,10 @@ interface Entry {
   backlog: ChangeEvent[];
   partition: number;
   ref: pb.IndexRef;
+  /** queried since the last idle sweep */
+  used: boolean;
+  /** idle sweeps in a row without a query */
+  idleSweeps: number;
 }
 
 interface Loaded {
@@ -101,10 +119,91 @@ export class SearchHost implements QueryHandler {
   private readonly embeddings: EmbeddingProvider | null;
   private readonly titleVectors = new VectorCache();
 
+  private readonly idleSweeper: NodeJS.Timeout | null = null;
+  private readonly sweepsToUnload: number = 0;
+  private unloads = 0;
+  /** parts found idle, waiting to be unloaded */
+  private readonly idle = new Set<string>();
+  private unloading: NodeJS.Timeout | null = null;
+
   constructor(private readonly opts: SearchHostOptions) {
     this.pool = opts.pool ?? null;
     this.refresher = new EngineRefresher({ ...opts.refresh, pool: this.pool, log: opts.log });
     this.embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : opts.embeddings;
+    const idleMs = opts.engineIdleMs ?? DEFAULT_ENGINE_IDLE_MS;
+    if (idleMs > 0) {
+      // a part is unloaded between idleMs and idleMs + one sweep after its last query
+      const sweepMs = Math.min(60_000, Math.max(250, Math.floor(idleMs / 4)));
+      this.sweepsToUnload = Math.max(1, Math.ceil(idleMs / sweepMs));
+      this.idleSweeper = setInterval(() => this.unloadIdle(), sweepMs);
+      this.idleSweeper.unref();
+    }
+  }
+
+  /** Engines loaded now (parts queried recently, or being loaded). */
+  get enginesLoaded(): number {
+    return this.entries.size;
+  }
+
+  /** Engines unloaded after going unqueried for `engineIdleMs`. */
+  get engineUnloads(): number {
+    return this.unloads;
+  }
+
+  /**
+   * Finds the parts not queried for `engineIdleMs` and unloads their engines (see `unloadSome`).
+   */
+  private unloadIdle(): void {
+    for (const [key, entry] of this.entries) {
+      if (entry.used) {
+        entry.used = false;
+        entry.idleSweeps = 0;
+      } else if (++entry.idleSweeps >= this.sweepsToUnload) {
+        this.idle.add(key);
+      }
+    }
+    if (this.idle.size > 0 && this.unloading === null) this.unloadSome();
+  }
+
+  /**
+   * Unloads idle engines for at most UNLOAD_SLICE_MS of the event loop, then yields and goes on:
+   * each engine's snapshot is written (the next query reads it back, graphs included) and the
+   * engine, its behaviour model and the query threads' views of it are let go. A part queried
+   * again meanwhile, or with documents still being indexed, stays.
+   */
+  private unloadSome(): void {
+    this.unloading = null;
+    const started = performance.now();
+    let unloaded = 0;
+    for (const key of this.idle) {
+      if (performance.now() - started > UNLOAD_SLICE_MS) break;
+      this.idle.delete(key);
+      const entry = this.entries.get(key);
+      const engine = entry?.engine ?? null;
+      if (!entry || entry.used || engine === null || !this.refresher.ready(engine)) continue;
+      const store = this.stores.get(entry.partition);
+      if (!store || store.isClosed) continue;
+      try {
+        const stats = store.stats(entry.ref);
+        this.writeSnapshot(entry.ref, engine, { v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
+      } catch (err) {
+        this.opts.log?.warn('engine snapshot failed; the engine stays loaded', { err, index: entry.ref.physicalIndexId });
+        continue;
+      }
+      this.refresher.forget(engine);
+      engine.close();
+      this.entries.delete(key);
+      this.opts.queryPool?.forget(key);
+      // a snapshot exists again: the next write before a query must remove it (see onChange)
+      this.snapshotsDropped.delete(key);
+      this.unloads++;
+      unloaded++;
+    }
+    if (unloaded > 0) this.opts.log?.info('idle engines unloaded', { engines: unloaded, loaded: this.entries.size, waiting: this.idle.size });
+    if (this.idle.size > 0) {
+      this.unloading = setTimeout(() => this.unloadSome(), UNLOAD_PAUSE_MS);
+      this.unloading.unref();
+    }
   }
 
   /** Engine options: with a pool, the refresher decides when and where buffered writes are built. */
@@ -262,6 +361,8 @@ export class SearchHost implements QueryHandler {
 
   /** Writes a snapshot of every loaded engine, so the next start does not re-tokenize. */
   async close(): Promise<void> {
+    if (this.idleSweeper) clearInterval(this.idleSweeper);
+    if (this.unloading) clearTimeout(this.unloading);
     await this.refresher.close();
     for (const entry of this.entries.values()) {
       if (!entry.engine) continue;
@@ -281,10 +382,13 @@ export class SearchHost implements QueryHandler {
   private loadedFor(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> | Loaded {
     const key = keyOf(ref);
     let entry = this.entries.get(key);
-    if (entry?.engine && entry.behavior) return { engine: entry.engine, behavior: entry.behavior, eventsFrom: 0 };
+    if (entry?.engine && entry.behavior) {
+      entry.used = true;
+      return { engine: entry.engine, behavior: entry.behavior, eventsFrom: 0 };
+    }
     if (entry?.loading) return entry.loading;
     this.stores.set(ref.partition, store);
-    entry = { engine: null, behavior: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref } };
+    entry = { engine: null, behavior: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0 };
     this.entries.set(key, entry);
     const e = entry;
     e.loading = this.load(store, ref).then(
