@@ -103,8 +103,18 @@ export interface CoordinationBackend {
   watch(prefix: string, onEvent: (e: WatchEvent) => void): Promise<Unwatch>;
   /** join election `name` with `value`; candidates are elected one at a time in arrival order */
   campaign(name: string, value: string, handlers: CampaignHandlers): BackendCampaign;
+  /** whether the last call reached the store, and how many calls could not (see CoordinationHealth) */
+  health(): CoordinationHealth;
   /** releases every handle; held leases are released (the embedded ones end with the process) */
   close(): Promise<void>;
+}
+
+/** What a process knows of its coordination store's reachability, from its own calls. */
+export interface CoordinationHealth {
+  /** false from a call that could not reach the store until one that did */
+  reachable: boolean;
+  /** calls that failed because the store was out of reach, since start */
+  unreachableCalls: number;
 }
 
 /** The exclusive upper bound of the keys starting with `prefix` (as etcd computes it). */

@@ -3,6 +3,7 @@
 // CoordinationBackend and share all metadata logic in MetadataCoordinator.
 import type { PlanName, PlanLimits } from '../node/runtime/config.js';
 import type { IndexId, JobId, KeyId, NodeId, PhysicalIndexId, TenantId } from '../node/runtime/ids.js';
+import type { CoordinationHealth } from './coordination-backend.js';
 
 export type TenantMode = 'hosted' | 'proxy';
 
@@ -208,6 +209,9 @@ export interface Coordinator {
   /** runs `onLeader` while this node is the coordinator leader */
   campaign(node: NodeId, onLeader: () => void): Promise<Unsubscribe>;
 
+  /** whether this process reaches the coordination store (etcd), from its own latest calls */
+  health(): CoordinationHealth;
+
   // watches (metadata changes and placement), delivered in commit order
   watchMeta(cb: (e: MetaEvent) => void): Promise<Unsubscribe>;
   watchPlacement(cb: (t: PlacementTable) => void): Promise<Unsubscribe>;
@@ -216,4 +220,4 @@ export interface Coordinator {
   close(): Promise<void>;
 }
 
-export type { PlanName, PlanLimits };
+export type { PlanName, PlanLimits, CoordinationHealth };

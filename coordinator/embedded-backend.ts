@@ -18,6 +18,7 @@ import {
   type BackendLease,
   type CampaignHandlers,
   type Compare,
+  type CoordinationHealth,
   type CoordinationBackend,
   type JsonValue,
   type KeyValue,
@@ -257,6 +258,11 @@ export class EmbeddedBackend implements CoordinationBackend {
     } catch (err) {
       this.log.error('election callback failed', { err });
     }
+  }
+
+  /** In-process: always within reach. */
+  health(): CoordinationHealth {
+    return { reachable: true, unreachableCalls: 0 };
   }
 
   async close(): Promise<void> {

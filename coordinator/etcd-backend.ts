@@ -11,6 +11,7 @@ import {
   type BackendCampaign,
   type BackendLease,
   type CampaignHandlers,
+  type CoordinationHealth,
   type Compare,
   type CoordinationBackend,
   type JsonValue,
@@ -101,6 +102,8 @@ export class EtcdBackend implements CoordinationBackend {
   private readonly electionTtl: number;
   private readonly closers = new Set<() => Promise<void>>();
   private closed = false;
+  private reachable = true;
+  private unreachableCalls = 0;
 
   constructor(opts: EtcdBackendOptions) {
     if (opts.endpoints.length === 0) throw new Error('no etcd endpoints');
@@ -146,12 +149,27 @@ export class EtcdBackend implements CoordinationBackend {
       timer = setTimeout(() => reject(suggestError('unavailable', { reason: `The coordination service (etcd) did not answer within ${CALL_TIMEOUT_MS} ms` }, { headers: { 'Retry-After': '1' } })), CALL_TIMEOUT_MS);
     });
     try {
-      return await Promise.race([op(), timeout]);
+      const result = await Promise.race([op(), timeout]);
+      this.reachable = true;
+      return result;
     } catch (err) {
-      throw unreachable(err) ?? err;
+      const out = unreachable(err);
+      if (out !== undefined || (err instanceof SuggestError && err.code === 'unavailable')) {
+        if (this.reachable) this.log.warn('etcd out of reach', { err });
+        this.reachable = false;
+        this.unreachableCalls++;
+      } else {
+        // etcd answered (a refused compare, a lapsed lease): it is reachable
+        this.reachable = true;
+      }
+      throw out ?? err;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  health(): CoordinationHealth {
+    return { reachable: this.reachable, unreachableCalls: this.unreachableCalls };
   }
 
   async get(key: string): Promise<KeyValue | undefined> {

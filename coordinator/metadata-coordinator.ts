@@ -19,7 +19,7 @@ import { fail } from '../node/runtime/errors.js';
 import type { IndexId, JobId, KeyId, NodeId, PhysicalIndexId, TenantId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import { withTimeout } from '../node/runtime/timeout.js';
-import type { BackendCampaign, BackendLease, Compare, CoordinationBackend, KeyValue, TxnOp, TxnResult, Unwatch, WatchEvent } from './coordination-backend.js';
+import type { BackendCampaign, BackendLease, Compare, CoordinationBackend, CoordinationHealth, KeyValue, TxnOp, TxnResult, Unwatch, WatchEvent } from './coordination-backend.js';
 import type {
   Coordinator,
   IndexRecord,
@@ -390,6 +390,10 @@ export class MetadataCoordinator implements Coordinator {
   async jobLeaseHolder(job: JobId): Promise<NodeId | null> {
     const kv = await this.backend.get(K.jobLease(job));
     return kv ? (kv.value as JobLeaseEntry).owner : null;
+  }
+
+  health(): CoordinationHealth {
+    return this.backend.health();
   }
 
   // --- membership and placement

@@ -255,6 +255,9 @@ async function main(): Promise<void> {
   };
   onLost(membership);
 
+  metrics.sampled('gauge', [['suggest_coordination_reachable', "1 while this process's calls reach the coordination store (etcd in a cluster), 0 from a call that could not until one that does.", () => (coordinator.health().reachable ? 1 : 0)]]);
+  metrics.sampled('counter', [['suggest_coordination_unreachable_calls_total', 'Calls to the coordination store (etcd) that failed because it was out of reach (answered 503 to clients).', () => coordinator.health().unreachableCalls]]);
+
   logger.info('ready', {
     roles,
     mode: clustered ? 'cluster' : 'single',

@@ -840,4 +840,9 @@ export const Readiness = Type.Object({
   epoch: Type.Union([Type.Integer(), Type.Null()]),
   partitions: Type.Union([Type.Integer(), Type.Null()]),
   reason: Type.Optional(Type.String()),
+  coordination: Type.Optional(
+    Type.Union([Type.Literal('ok'), Type.Literal('unreachable')], {
+      description: "'unreachable' from a call of this process that could not reach etcd until one that did; routes that need etcd answer 503 meanwhile, searches still answer",
+    }),
+  ),
 });

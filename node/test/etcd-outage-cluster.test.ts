@@ -8,7 +8,7 @@
 // router registers again and goes on serving once they are back, without a restart of its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, type LocalCluster, type ServiceProcess } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, metricValue, waitFor } from './api-client.js';
 
 /** A cluster with a tenant and an index of 40 searchable documents; returns the tenant's private key. */
 async function provision(cluster: LocalCluster, api: ApiClient): Promise<string> {
@@ -67,6 +67,12 @@ describe('etcd down', () => {
       expect(r.body.detail).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|:\d{4,5}/);
       expect(r.headers.get('retry-after')).toBe('1');
     }
+    // still ready (searches answer), and says etcd is out of reach; so do the metrics
+    const ready = await api.call<{ status: string; coordination: string }>('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.coordination).toBe('unreachable');
+    expect(await metricValue(api, 'suggest_coordination_reachable')).toBe(0);
+    expect(await metricValue(api, 'suggest_coordination_unreachable_calls_total')).toBeGreaterThanOrEqual(controlPlane.length);
 
     await cluster.etcd.restart();
     // the client reconnects and its circuit breaker closes: the same calls work again
@@ -77,6 +83,8 @@ describe('etcd down', () => {
     await waitFor(async () => (await api.call<{ status: string }>('GET', `/v1/ingestion-jobs/${started.body.job_id}`, { key })).body.status === 'succeeded', 30_000, 'ingestion after etcd restart');
     const found = await api.call<{ suggestions: { id: string }[] }>('GET', '/v1/autocomplete?index=tools&query=claw%20hammer&bypass_cache=true', { key });
     expect(found.body.suggestions.map((s) => s.id)).toContain('x2');
+    expect((await api.call<{ coordination: string }>('GET', '/readyz')).body.coordination).toBe('ok');
+    expect(await metricValue(api, 'suggest_coordination_reachable')).toBe(1);
   }, 120_000);
 });
 

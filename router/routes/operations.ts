@@ -23,7 +23,7 @@ export function operationRoutes(deps: RouterDeps): Route[] {
       method: 'GET',
       path: '/readyz',
       operationId: 'readyz',
-      summary: 'Readiness: placement is known and every partition has a live primary',
+      summary: 'Readiness: placement is known and every partition has a live primary; `coordination` says whether this process reaches etcd (searches answer either way)',
       tags,
       access: 'none',
       response: { description: 'Ready.', schema: Readiness },
@@ -31,7 +31,10 @@ export function operationRoutes(deps: RouterDeps): Route[] {
       handler() {
         const r = deps.data.readiness();
         if (!r.ready) return fail('unavailable', { reason: `Not ready: ${r.reason}` });
-        return { status: 'ready', epoch: r.epoch, partitions: r.partitions };
+        // not a readiness condition: with etcd out of reach searches still answer, and taking
+        // every router out of the load balancer would turn that into a full outage
+        const coordination = deps.coordinator.health().reachable ? 'ok' : 'unreachable';
+        return { status: 'ready', epoch: r.epoch, partitions: r.partitions, coordination };
       },
     }),
     defineRoute({

@@ -73,18 +73,22 @@ channel.unref();
 channel.onmessage = (event) => {
   const data = (event as { data?: Partial<ForgetMessage> }).data;
   if (typeof data?.forget === 'string' && mirrors.delete(data.forget)) {
-    collectSegments();
-    collectSoon();
+    released += collectSegments();
+    if (released >= COLLECT_AFTER_BYTES) collectSoon();
   }
 };
 
 /**
  * A part's segments are shared memory: it is returned only once every thread that viewed it has
  * collected its garbage, and a query thread allocates little (an idle one nothing), so its next
- * full collection could be hours away while the node unloads idle engines (search-host.ts). After
- * forgetting parts, a thread collects once, a second later (one collection for a run of them).
- * The collector is reached the way `--expose-gc` offers it, for this thread's new contexts only.
+ * full collection could be hours away while the node unloads idle engines (search-host.ts). Once
+ * the segments it let go add up to COLLECT_AFTER_BYTES, a thread collects, a second later (one
+ * collection for a run of them); smaller amounts wait for its own collections, so that a pause
+ * comes only when it returns that much. The collector is reached the way `--expose-gc` offers
+ * it, for this thread's new contexts only.
  */
+const COLLECT_AFTER_BYTES = 32 * 1024 * 1024;
+let released = 0;
 let collect: (() => void) | null | undefined;
 let collecting: NodeJS.Timeout | null = null;
 function collectSoon(): void {
@@ -102,6 +106,7 @@ function collectSoon(): void {
   const run = collect;
   collecting = setTimeout(() => {
     collecting = null;
+    released = 0;
     run();
   }, 1_000);
   collecting.unref();
@@ -176,8 +181,15 @@ function segmentOf(s: QuerySegment): { segment: Segment; graphs: Set<string> } {
 }
 
 /** Lets go of the segments no mirror uses any more. */
-function collectSegments(): void {
+/** Drops the segments no mirror uses any more; returns the bytes of shared memory they held. */
+function collectSegments(): number {
   const used = new Set<number>();
   for (const m of mirrors.values()) for (const uid of m.uids) used.add(uid);
-  for (const uid of segments.keys()) if (!used.has(uid)) segments.delete(uid);
+  let bytes = 0;
+  for (const [uid, entry] of segments) {
+    if (used.has(uid)) continue;
+    bytes += entry.segment.arena.buffer.byteLength;
+    segments.delete(uid);
+  }
+  return bytes;
 }
