@@ -109,11 +109,19 @@ export async function startSingleNode(opts: { echo?: boolean; env?: Record<strin
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'suggest-single-'));
   const env = { SUGGEST_DATA_DIR: dataDir, SUGGEST_ADMIN_KEY: TEST_ADMIN_KEY, ...opts.env };
   const start = () => startServiceProcess({ name: 'single', env, echo: opts.echo ?? false });
+  let first: ServiceProcess;
+  try {
+    first = await start();
+  } catch (err) {
+    // a node that could not start leaves no data directory behind
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const node: SingleNode = {
     baseUrl: '',
     adminKey: TEST_ADMIN_KEY,
     dataDir,
-    process: await start(),
+    process: first,
     async restart() {
       await node.process.stop();
       node.process = await start();
