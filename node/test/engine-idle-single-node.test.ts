@@ -1,7 +1,7 @@
 // Engines of parts nobody queries are unloaded (SUGGEST_ENGINE_IDLE_SECONDS, here 1 s) and come
 // back from their snapshot on the next query, with the same answers; a part that keeps being
-// queried stays; a write made while a part is unloaded is seen by the next query even when it
-// keeps the part's size (the snapshot written at unload is dropped). A real single-node process
+// queried stays, and so does a large one; a write made while a part is unloaded is seen by the
+// next query even when it keeps the part's size (the snapshot written at unload is dropped). A real single-node process
 // with one query thread, so the threads' views are let go too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
@@ -18,10 +18,15 @@ beforeAll(async () => {
   await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
   expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'idle', name: 'Idle', plan: 'pro' } })).status).toBe(200);
   key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/idle/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
-  for (const index_id of ['bb', 'hot']) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
+  for (const index_id of ['bb', 'hot', 'large']) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
   const docs = bestBuyDocuments();
   for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', '/v1/indexes/bb/documents', { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
   expect((await api.call('POST', '/v1/indexes/hot/documents', { key, body: { documents: docs.slice(0, 50) } })).status).toBe(200);
+  // three copies of the catalogue: more segment memory than an engine may have to be unloaded
+  const large = [0, 1, 2].flatMap((copy) => docs.map((d) => ({ ...d, id: `${d.id}-${copy}` })));
+  for (let i = 0; i < large.length; i += 2000) expect((await api.call('POST', '/v1/indexes/large/documents', { key, body: { documents: large.slice(i, i + 2000) } })).status).toBe(200);
+  // loaded here: its first build takes longer than the others may stay idle
+  await answers('large', 'case');
 }, 120_000);
 
 afterAll(async () => {
@@ -48,7 +53,7 @@ describe('idle engines', () => {
     const before = await answers('bb', 'wireless head');
     expect(before.autocomplete.length).toBeGreaterThan(0);
     await answers('hot', 'case');
-    expect(await metric('suggest_engines_loaded')).toBe(2);
+    expect(await metric('suggest_engines_loaded')).toBe(3);
     // 'hot' is asked every 200 ms; 'bb' not at all
     let asking = true;
     const keepHot = (async () => {
@@ -61,7 +66,8 @@ describe('idle engines', () => {
       await waitFor(async () => (await metric('suggest_engine_unloads_total')) >= 1, 15_000, 'the idle engine unloaded');
       await new Promise((r) => setTimeout(r, 2_000)); // a second idle period for 'hot'
       expect(await metric('suggest_engine_unloads_total')).toBe(1);
-      expect(await metric('suggest_engines_loaded')).toBe(1);
+      // 'hot' is in use; 'large' is idle but too large to unload (its snapshot would hold the event loop)
+      expect(await metric('suggest_engines_loaded')).toBe(2);
     } finally {
       asking = false;
       await keepHot;

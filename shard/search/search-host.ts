@@ -68,6 +68,13 @@ const DEFAULT_ENGINE_IDLE_MS = 30 * 60_000;
  */
 const UNLOAD_SLICE_MS = 5;
 const UNLOAD_PAUSE_MS = 20;
+/**
+ * Engines with more segment memory than this stay loaded however idle: their snapshot would hold
+ * the event loop too long (a 100k-document engine, 185 MB: 185-330 ms to serialize and 190-600 ms
+ * to write, BENCHMARKS.md "Many small indexes on one node"); about 7,000 documents at most, a few
+ * tens of milliseconds. The memory unloading wins is in the many small indexes anyway.
+ */
+const MAX_UNLOAD_BYTES = 16 * 1024 * 1024;
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
 const LOAD_CHUNK = 100_000;
@@ -169,7 +176,7 @@ export class SearchHost implements QueryHandler {
    * Unloads idle engines for at most UNLOAD_SLICE_MS of the event loop, then yields and goes on:
    * each engine's snapshot is written (the next query reads it back, graphs included) and the
    * engine, its behaviour model and the query threads' views of it are let go. A part queried
-   * again meanwhile, or with documents still being indexed, stays.
+   * again meanwhile, with documents still being indexed, or larger than MAX_UNLOAD_BYTES, stays.
    */
   private unloadSome(): void {
     this.unloading = null;
@@ -181,6 +188,7 @@ export class SearchHost implements QueryHandler {
       const entry = this.entries.get(key);
       const engine = entry?.engine ?? null;
       if (!entry || entry.used || engine === null || !this.refresher.ready(engine)) continue;
+      if (engine.currentSegments.reduce((n, seg) => n + seg.arena.layout.byteLength, 0) > MAX_UNLOAD_BYTES) continue;
       const store = this.stores.get(entry.partition);
       if (!store || store.isClosed) continue;
       try {
