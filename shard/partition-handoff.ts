@@ -152,8 +152,11 @@ export class PartitionHandoff {
       const list = table.nodes[p] ?? [];
       const before = previous?.nodes[p] ?? [];
       const target = (table.moves ?? []).some((m) => m.partition === p && m.to === self);
-      // a primary that stops being one leaves an engine that later writes will not reach
-      if (before[0] === self && list[0] !== self) this.host.forgetEngine(p);
+      // A primary that stops being one leaves an engine that later writes will not reach. So does
+      // a node that starts as anything but the primary: replicated writes reach its store, not its
+      // engine, and an engine snapshot it kept from before the start would be read as current
+      // once it is primary again.
+      if (list[0] !== self && (previous === undefined || before[0] === self)) this.host.forgetEngine(p);
       // a copy that became a replica no longer needs its filter
       const inb = this.inbound.get(p);
       if (inb && inb.touched === null && list.includes(self)) this.inbound.delete(p);

@@ -16,6 +16,7 @@ import { SuggestError } from '../../node/runtime/errors.js';
 import { startGrpcServer, type GrpcServer } from '../../node/runtime/grpc-server.js';
 import { NodeId } from '../../node/runtime/ids.js';
 import { PartitionStore } from '../partition-store.js';
+import { PartitionHandoff, type HandoffHost, type HandoffPeers } from '../partition-handoff.js';
 import { GrpcHandoffPeers, partitionHandoffGrpcService } from '../partition-handoff-grpc.js';
 import { shardGrpcService } from '../shard-grpc-service.js';
 import { ShardNode } from '../shard-node.js';
@@ -242,5 +243,40 @@ describe('partition hand-off between shard nodes', () => {
     }
     expect(await rejection(api.sendSnapshot(broken()))).toBeInstanceOf(Error);
     void a;
+  });
+});
+
+describe('engines and placement changes', () => {
+  // a host that only records what the hand-off asks of it (the engine side is all this checks)
+  function handoffWith(self: NodeId) {
+    const forgotten: number[] = [];
+    const host = {
+      nodeId: self,
+      partitions: 3,
+      placement: undefined,
+      storedPartitions: () => [],
+      forgetEngine: (p: number) => forgotten.push(p),
+    } as unknown as HandoffHost;
+    const peers = { client: () => Promise.reject(new Error('no peers here')), close: () => undefined } as unknown as HandoffPeers;
+    const handoff = new PartitionHandoff(host, { coordinator: {} as never, peers, log: quietLogger, dropGraceMs: 60_000 });
+    return { handoff, forgotten };
+  }
+  const table = (nodes: NodeId[][], epoch: number): PlacementTable => ({ epoch, partitions: nodes.length, nodes, moves: [] });
+
+  it('drops the engines of every partition it does not lead on its first table, then of each it stops leading', () => {
+    const { handoff, forgotten } = handoffWith(A);
+    // primary of 0, follower of 1, nothing of 2: replicated writes reach 1's store, not its engine
+    const first = table([[A, B], [B, A], [C]], 1);
+    handoff.onPlacement(first, undefined);
+    expect(forgotten.sort()).toEqual([1, 2]);
+    forgotten.length = 0;
+    // no role change: nothing dropped
+    const same = table([[A, B], [B, A], [C]], 2);
+    handoff.onPlacement(same, first);
+    expect(forgotten).toEqual([]);
+    // 0 is handed to B: its engine would miss B's writes
+    handoff.onPlacement(table([[B, A], [B, A], [C]], 3), same);
+    expect(forgotten).toEqual([0]);
+    handoff.close();
   });
 });
