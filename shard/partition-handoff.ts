@@ -57,6 +57,8 @@ export interface HandoffHost {
   adoptPlacement(table: PlacementTable): void;
   /** the search engine drops what it built from this partition */
   forgetEngine(partition: number): void;
+  /** writes from the primary were applied to this replica's store (see QueryHandler.replicaWritten) */
+  replicaWritten(partition: number): void;
   /** partitions with data on this node's disk, open or not */
   storedPartitions(): number[];
 }
@@ -435,6 +437,7 @@ export class PartitionHandoff {
     } else {
       await (await this.host.store(p)).applyRaw(ops);
     }
+    this.host.replicaWritten(p);
     return {};
   }
 

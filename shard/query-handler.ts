@@ -29,6 +29,11 @@ export interface QueryHandler {
   indexStats?(ctx: IndexContext): unknown;
   /** Drops whatever was built from a partition whose data was replaced or moved away. */
   forgetPartition?(partition: number): void;
+  /**
+   * A replica of the partition applied writes from its primary: they reach the store, not the
+   * change feed, so anything built from the partition here is behind them.
+   */
+  replicaWritten?(partition: number): void;
   /** Called once when the node closes, before its partitions close. */
   close?(): Promise<void> | void;
 }

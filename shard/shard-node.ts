@@ -151,6 +151,11 @@ export class ShardNode implements ShardApi, HandoffHost {
     this.queryHandler.forgetPartition?.(partition);
   }
 
+  /** HandoffHost: a follower's store took writes its engine (if a read built one) did not see. */
+  replicaWritten(partition: number): void {
+    this.queryHandler.replicaWritten?.(partition);
+  }
+
   /** HandoffHost: closes a partition and deletes its data (it moved away, or a copy replaces it). */
   async dropStore(partition: number): Promise<void> {
     const pending = this.opening.get(partition);

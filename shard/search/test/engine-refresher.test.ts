@@ -402,4 +402,16 @@ describe('search host with the pool', () => {
       spy.mockRestore();
     }
   });
+  it('drops an engine of its partition when writes replicated from a primary reach the store, not of another', async () => {
+    expect((await typeahead('wombat')).suggestions.length).toBeGreaterThan(0);
+    expect(stats().loaded).toBe(true);
+    // a follower's store took writes the engine did not see (reads may be served by followers)
+    shard.replicaWritten((ref.partition + 1) % 4);
+    expect(stats().loaded).toBe(true);
+    shard.replicaWritten(ref.partition);
+    expect(stats().loaded).toBe(false);
+    // the next query builds it again from the store, writes included
+    expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
+    expect(stats().loaded).toBe(true);
+  });
 });
