@@ -25,20 +25,25 @@ async function provision(cluster: LocalCluster, api: ApiClient): Promise<string>
 
 const exited = (p: ServiceProcess): boolean => p.child.exitCode !== null || p.child.signalCode !== null;
 
-describe('etcd down', () => {
-  let cluster: LocalCluster;
-  let api: ApiClient;
-  let key: string;
+/** A provisioned cluster of two shard nodes and a router for the enclosing describe block. */
+function useCluster(env: Record<string, string> = {}): { cluster: LocalCluster; api: ApiClient; key: string } {
+  const ctx = {} as { cluster: LocalCluster; api: ApiClient; key: string };
   beforeAll(async () => {
-    cluster = await startLocalCluster({ shards: 2, routers: 1, partitions: 8 });
-    api = new ApiClient(cluster.routerUrls[0]!);
-    key = await provision(cluster, api);
+    ctx.cluster = await startLocalCluster({ shards: 2, routers: 1, partitions: 8, env });
+    ctx.api = new ApiClient(ctx.cluster.routerUrls[0]!);
+    ctx.key = await provision(ctx.cluster, ctx.api);
   }, 120_000);
   afterAll(async () => {
-    await cluster?.stop();
+    await ctx.cluster?.stop();
   });
+  return ctx;
+}
+
+describe('etcd down', () => {
+  const ctx = useCluster();
 
   it('keeps searches answering and turns control-plane calls into 503 with Retry-After, then recovers', async () => {
+    const { cluster, api, key } = ctx;
     await cluster.etcd.kill();
 
     // searches do not wait for etcd
@@ -89,19 +94,10 @@ describe('etcd down', () => {
 });
 
 describe('etcd stalled longer than the membership TTL', () => {
-  let cluster: LocalCluster;
-  let api: ApiClient;
-  let key: string;
-  beforeAll(async () => {
-    cluster = await startLocalCluster({ shards: 2, routers: 1, partitions: 8, env: { SUGGEST_MEMBER_TTL_SECONDS: '2' } });
-    api = new ApiClient(cluster.routerUrls[0]!);
-    key = await provision(cluster, api);
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const ctx = useCluster({ SUGGEST_MEMBER_TTL_SECONDS: '2' });
 
   it('restarts nothing but the shard nodes: the router registers again and serves once they are back', async () => {
+    const { cluster, api, key } = ctx;
     const router = cluster.routers[0]!;
     cluster.etcd.pause();
     await new Promise((r) => setTimeout(r, 4_000));
