@@ -190,7 +190,7 @@ async function main(): Promise<void> {
   let httpPort: number | null = null;
   if (roles.includes('router') && directory) {
     const app = await createRouterApp({ config, coordinator, shards: directory, nodeId });
-    httpPort = await app.listen(config.host, config.port);
+    httpPort = await app.listen(config.host, config.port, { reusePort: config.reusePort });
     closers.unshift(() => app.close());
     member.http_address = `${config.host}:${httpPort}`;
   }

@@ -57,7 +57,8 @@ const CORS_ALLOW_HEADERS = 'x-api-key, x-tenant-id, content-type, x-bypass-cache
 const EMPTY_BODY: Promise<BodyResult> = Promise.resolve(Buffer.alloc(0));
 /** Most bytes of a too-large body read and dropped before the connection is closed instead. */
 const DRAIN_LIMIT = 64 * 1024 * 1024;
-/** uWS's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT (no SO_REUSEPORT). */
+/** uWS's ListenOptions: LIBUS_LISTEN_DEFAULT sets SO_REUSEPORT, LIBUS_LISTEN_EXCLUSIVE_PORT does not. */
+const LIBUS_LISTEN_DEFAULT = 0;
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 const KNOWN_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'QUERY', 'HEAD', 'OPTIONS']);
 
@@ -239,13 +240,14 @@ export class HttpServer {
     return this.table.list().map((e) => e.route);
   }
 
-  listen(host: string, port: number): Promise<number> {
+  listen(host: string, port: number, opts: { reusePort?: boolean } = {}): Promise<number> {
     return new Promise((resolve, reject) => {
-      // Exclusive: uWS otherwise sets SO_REUSEPORT, and a second node started on a port already
-      // taken would silently share its connections (each process with its own data) instead of
-      // failing to start. The binding takes (host, port, options, cb); its typings list only (port, options, cb).
+      // Exclusive unless asked: uWS otherwise sets SO_REUSEPORT, and a second node started on a
+      // port already taken would silently share its connections (each process with its own data)
+      // instead of failing to start. The binding takes (host, port, options, cb); its typings list
+      // only (port, options, cb).
       const listen = this.app.listen.bind(this.app) as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void;
-      listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+      listen(host, port, opts.reusePort === true ? LIBUS_LISTEN_DEFAULT : LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) return reject(new Error(`cannot listen on ${host}:${port} (is another process using the port?)`));
         this.listenSocket = socket;
         resolve(uWS.us_socket_local_port(socket as unknown as Parameters<typeof uWS.us_socket_local_port>[0]));

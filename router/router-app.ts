@@ -22,7 +22,8 @@ import { allRoutes } from './routes/all-routes.js';
 
 export interface RouterApp {
   /** Starts accepting connections; returns the bound port (useful with port 0). */
-  listen(host: string, port: number): Promise<number>;
+  /** `reusePort`: share the port with other processes (SO_REUSEPORT); default exclusive */
+  listen(host: string, port: number, opts?: { reusePort?: boolean }): Promise<number>;
   /** Stops listening, drops open connections and the coordinator watches. */
   close(): Promise<void>;
 }
@@ -72,7 +73,7 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
 
   let closed = false;
   return {
-    listen: (host, port) => server.listen(host, port),
+    listen: (host, port, opts) => server.listen(host, port, opts),
     async close() {
       if (closed) return;
       closed = true;

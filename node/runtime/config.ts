@@ -22,6 +22,12 @@ export interface Config {
   minShardNodes: number;
   host: string;
   port: number;
+  /**
+   * Share the HTTP port with other router processes on the host (SO_REUSEPORT, the kernel spreads
+   * connections): one router per core behind one port. Off by default, so that a second node
+   * started on a port already taken fails instead of silently taking half its connections.
+   */
+  reusePort: boolean;
   dataDir: string;
   adminKey: string | undefined;
   etcd: string[];
@@ -123,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minShardNodes: 1,
     host: '127.0.0.1',
     port: 8080,
+    reusePort: false,
     dataDir: './data',
     adminKey: undefined,
     etcd: [],
@@ -168,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minShardNodes: int(env.SUGGEST_MIN_SHARD_NODES, base.minShardNodes),
     host: env.SUGGEST_HOST ?? base.host,
     port: int(env.SUGGEST_PORT, base.port),
+    reusePort: env.SUGGEST_REUSE_PORT !== undefined ? env.SUGGEST_REUSE_PORT === '1' : base.reusePort,
     dataDir: path.resolve(env.SUGGEST_DATA_DIR ?? base.dataDir),
     adminKey: env.SUGGEST_ADMIN_KEY || base.adminKey,
     etcd: etcd.length > 0 ? etcd : base.etcd,

@@ -1,6 +1,7 @@
 // The foundation's end-to-end suite against a real single-node process (`node dist/node/main.js`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { registerApiSuite } from './api-suite.js';
@@ -22,6 +23,28 @@ describe('single node boot and restart', () => {
     await expect(startSingleNode({ env: { SUGGEST_PORT: port } })).rejects.toThrow(/exited \(1\) before ready[\s\S]*cannot listen on 127\.0\.0\.1:\d+/);
     // the first node still answers every request itself
     for (let i = 0; i < 5; i++) expect((await new ApiClient(node.baseUrl).call('GET', '/healthz')).status).toBe(200);
+  });
+
+  it('shares a port between routers that both ask for it (SUGGEST_REUSE_PORT=1)', async () => {
+    // a port known to be free (the kernel lets no one join a port it picked for a port-0 bind)
+    const port = await new Promise<string>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(String(free)));
+      });
+    });
+    const first = await startSingleNode({ env: { SUGGEST_PORT: port, SUGGEST_REUSE_PORT: '1' } });
+    try {
+      const second = await startSingleNode({ env: { SUGGEST_PORT: port, SUGGEST_REUSE_PORT: '1' } });
+      try {
+        expect(second.baseUrl).toBe(first.baseUrl);
+        expect((await new ApiClient(second.baseUrl).call('GET', '/healthz')).status).toBe(200);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await first.stop();
+    }
   });
 
   it('writes first-boot credentials with mode 0600 and they work', async () => {
