@@ -6,6 +6,8 @@
 // An etcd that stalls longer than the membership TTL (SIGSTOP, as behind a network cut) expires
 // every lease when it comes back: shard nodes exit for their supervisor to restart them, the
 // router registers again and goes on serving once they are back, without a restart of its own.
+// A background ingestion job that etcd disappears under resumes once etcd is back and finishes
+// with every document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, type LocalCluster, type ServiceProcess } from '../runtime/process-harness.js';
 import { ApiClient, metricValue, waitFor } from './api-client.js';
@@ -116,4 +118,31 @@ describe('etcd stalled longer than the membership TTL', () => {
     expect(cluster.routers[0]).toBe(router);
     expect(exited(router)).toBe(false);
   }, 120_000);
+});
+
+describe('a background ingestion job while etcd is down', () => {
+  // small, slow batches: the job is still running when etcd goes away
+  const ctx = useCluster({ SUGGEST_JOB_BATCH_SIZE: '100', SUGGEST_JOB_BATCH_DELAY_MS: '200' });
+
+  it('resumes once etcd is back and stores every document', async () => {
+    const { cluster, api, key } = ctx;
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'bulk', name: 'Bulk' } })).status).toBe(200);
+    const documents = Array.from({ length: 3000 }, (_, i) => ({ id: `b${i}`, title: `Hammer drill ${i}`, desc: '', manufacturer: 'Bosch', raw: {} }));
+    const started = await api.call<{ job_id: string; run: string }>('POST', '/v1/indexes/bulk/ingest/start', { key, body: { documents } });
+    expect(started.status).toBe(200);
+    expect(started.body.run).toBe('background');
+    await new Promise((r) => setTimeout(r, 1_500));
+    await cluster.etcd.kill();
+    await new Promise((r) => setTimeout(r, 5_000));
+    await cluster.etcd.restart();
+    let job: { status: string; processed: number; failed: number; attempts: number } | undefined;
+    await waitFor(async () => {
+      const r = await api.call<typeof job & object>('GET', `/v1/ingestion-jobs/${started.body.job_id}`, { key });
+      job = r.body;
+      return r.status === 200 && ['succeeded', 'failed', 'canceled'].includes(r.body.status);
+    }, 90_000, 'the job to end');
+    expect(job).toMatchObject({ status: 'succeeded', processed: 3000, failed: 0 });
+    const listed = await api.call<{ total: number }>('GET', '/v1/indexes/bulk/documents?page_size=1', { key });
+    expect(listed.body.total).toBe(3000);
+  }, 150_000);
 });
