@@ -90,8 +90,12 @@ function unreachable(err: unknown): SuggestError | undefined {
   const broken = e !== null && typeof e === 'object' && e.isBrokenCircuitError === true;
   if (!broken && !(err instanceof Error && isRecoverableError(err))) return undefined;
   // the client learns that etcd is out of reach, not where it lives (the cause keeps that for the log)
-  const why = broken ? 'after repeated failures, calls to it pause for a moment' : 'it could not be reached';
-  return suggestError('unavailable', { reason: `The coordination service (etcd) did not answer: ${why}` }, { cause: err, headers: { 'Retry-After': '1' } });
+  return outOfReach(broken ? ': after repeated failures, calls to it pause for a moment' : ': it could not be reached', err);
+}
+
+/** The `unavailable` error of an etcd out of reach; `why` ends the sentence the client reads. */
+function outOfReach(why: string, cause?: unknown): SuggestError {
+  return suggestError('unavailable', { reason: `The coordination service (etcd) did not answer${why}` }, { cause, headers: { 'Retry-After': '1' } });
 }
 
 export class EtcdBackend implements CoordinationBackend {
@@ -144,12 +148,8 @@ export class EtcdBackend implements CoordinationBackend {
    * over a network: a client that retries may find it done (an index that now exists: 409).
    */
   private async call<T>(op: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(suggestError('unavailable', { reason: `The coordination service (etcd) did not answer within ${CALL_TIMEOUT_MS} ms` }, { headers: { 'Retry-After': '1' } })), CALL_TIMEOUT_MS);
-    });
     try {
-      const result = await Promise.race([op(), timeout]);
+      const result = await withTimeout(op(), CALL_TIMEOUT_MS, () => outOfReach(` within ${CALL_TIMEOUT_MS} ms`));
       this.reachable = true;
       return result;
     } catch (err) {
@@ -163,8 +163,6 @@ export class EtcdBackend implements CoordinationBackend {
         this.reachable = true;
       }
       throw out ?? err;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -180,7 +180,6 @@ function segmentOf(s: QuerySegment): { segment: Segment; graphs: Set<string> } {
   return held;
 }
 
-/** Lets go of the segments no mirror uses any more. */
 /** Drops the segments no mirror uses any more; returns the bytes of shared memory they held. */
 function collectSegments(): number {
   const used = new Set<number>();

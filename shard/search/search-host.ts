@@ -189,19 +189,8 @@ export class SearchHost implements QueryHandler {
       const engine = entry?.engine ?? null;
       if (!entry || entry.used || engine === null || !this.refresher.ready(engine)) continue;
       if (engine.currentSegments.reduce((n, seg) => n + seg.arena.layout.byteLength, 0) > MAX_UNLOAD_BYTES) continue;
-      const store = this.stores.get(entry.partition);
-      if (!store || store.isClosed) continue;
-      try {
-        const stats = store.stats(entry.ref);
-        this.writeSnapshot(entry.ref, engine, { v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
-      } catch (err) {
-        this.opts.log?.warn('engine snapshot failed; the engine stays loaded', { err, index: entry.ref.physicalIndexId });
-        continue;
-      }
-      this.refresher.forget(engine);
-      engine.close();
-      this.entries.delete(key);
-      this.opts.queryPool?.forget(key);
+      if (!this.saveSnapshot(entry, engine, 'engine snapshot failed; the engine stays loaded')) continue;
+      this.release(key, entry);
       // a snapshot exists again: the next write before a query must remove it (see onChange)
       this.snapshotsDropped.delete(key);
       this.unloads++;
@@ -224,10 +213,7 @@ export class SearchHost implements QueryHandler {
     const key = keyOf(event.ref);
     const entry = this.entries.get(key);
     if (event.type === 'drop') {
-      if (entry?.engine) this.refresher.forget(entry.engine);
-      entry?.engine?.close();
-      this.entries.delete(key);
-      this.opts.queryPool?.forget(key);
+      if (entry) this.release(key, entry);
       rmSync(this.snapshotPath(event.ref), { force: true });
       rmSync(graphsDir(this.snapshotPath(event.ref)), { recursive: true, force: true });
       return;
@@ -372,12 +358,7 @@ export class SearchHost implements QueryHandler {
   /** The partition's data was replaced (a copy arrived) or left this node: its engines are stale. */
   forgetPartition(partition: number): void {
     for (const [key, entry] of this.entries) {
-      if (entry.partition !== partition) continue;
-      if (entry.engine) this.refresher.forget(entry.engine);
-      // stops its graph builds and removes their files (a query in flight still answers)
-      entry.engine?.close();
-      this.entries.delete(key);
-      this.opts.queryPool?.forget(key);
+      if (entry.partition === partition) this.release(key, entry);
     }
     this.stores.delete(partition);
     rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
@@ -388,19 +369,37 @@ export class SearchHost implements QueryHandler {
     if (this.idleSweeper) clearInterval(this.idleSweeper);
     if (this.unloading) clearTimeout(this.unloading);
     await this.refresher.close();
-    for (const entry of this.entries.values()) {
-      if (!entry.engine) continue;
-      const store = this.stores.get(entry.partition);
-      if (!store || store.isClosed) continue;
-      try {
-        const stats = store.stats(entry.ref);
-        this.writeSnapshot(entry.ref, entry.engine, { v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
-      } catch (err) {
-        this.opts.log?.warn('engine snapshot failed', { err, index: entry.ref.physicalIndexId });
-      }
-    }
+    for (const entry of this.entries.values()) if (entry.engine) this.saveSnapshot(entry, entry.engine, 'engine snapshot failed');
     for (const entry of this.entries.values()) entry.engine?.close();
     this.entries.clear();
+  }
+
+  /**
+   * Lets go of a part's engine: the refresher's, the query threads' and this host's hold on it;
+   * closing it stops its graph builds and removes their files (a query in flight still answers).
+   */
+  private release(key: string, entry: Entry): void {
+    if (entry.engine) this.refresher.forget(entry.engine);
+    entry.engine?.close();
+    this.entries.delete(key);
+    this.opts.queryPool?.forget(key);
+  }
+
+  /**
+   * Writes the snapshot of a part's engine, stamped with its store's document count and bytes;
+   * false (logged with `failure`) when the store is closed or the write failed.
+   */
+  private saveSnapshot(entry: Entry, engine: SuggestEngine, failure: string): boolean {
+    const store = this.stores.get(entry.partition);
+    if (!store || store.isClosed) return false;
+    try {
+      const stats = store.stats(entry.ref);
+      this.writeSnapshot(entry.ref, engine, { v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
+      return true;
+    } catch (err) {
+      this.opts.log?.warn(failure, { err, index: entry.ref.physicalIndexId });
+      return false;
+    }
   }
 
   private loadedFor(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> | Loaded {
