@@ -11,6 +11,7 @@
 // Versions: 1 (UTF-16 titles and suggestion displays, no term top lists); 2 (UTF-8 titles and
 // displays, stored documents without their title, term top lists, shared deleted counter);
 // 3 (per-document f32 vectors `vec.f32` and the embedder's name in the segment metadata).
+import type { FileHandle } from 'node:fs/promises';
 import { Segment, type SegmentMeta } from './segment.js';
 import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
@@ -44,16 +45,31 @@ function pad8(n: number): number {
   return Math.ceil(n / 8) * 8;
 }
 
-export function encodeSegments(segments: readonly Segment[], options: Record<string, unknown>): Uint8Array {
+/**
+ * The snapshot as byte ranges to write in order: the arenas (immutable once built) as views of the
+ * segments' own memory, no copies; the mutable per-segment state (tombstones, deleted weights)
+ * copied, so that a write which outlives later deletes still holds one consistent state.
+ * `encodeSegments` joins them; an asynchronous writer hands them to the file as they are.
+ */
+export function encodeSegmentPieces(segments: readonly Segment[], options: Record<string, unknown>): Uint8Array[] {
   // offsets are relative to the start of the data area (after the padded header)
   let at = 0;
+  const pieces: Uint8Array[] = [];
+  const padTo = (n: number) => {
+    const padded = pad8(n);
+    if (padded > n) pieces.push(new Uint8Array(padded - n));
+    return padded;
+  };
   const entries: SegmentEntry[] = segments.map((s) => {
     const arenaOffset = at;
-    at = pad8(at + s.arena.layout.byteLength);
+    pieces.push(new Uint8Array(s.arena.buffer as ArrayBuffer, 0, s.arena.layout.byteLength));
+    at = padTo(at + s.arena.layout.byteLength);
     const tombstonesOffset = at;
-    at = pad8(at + s.tombstones.byteLength);
+    pieces.push(s.tombstones.slice());
+    at = padTo(at + s.tombstones.byteLength);
     const deletedWeightsOffset = at;
-    at = pad8(at + s.deletedWeights.byteLength);
+    pieces.push(new Uint8Array(s.deletedWeights.buffer as ArrayBuffer, s.deletedWeights.byteOffset, s.deletedWeights.byteLength).slice());
+    at = padTo(at + s.deletedWeights.byteLength);
     return {
       meta: s.meta,
       layout: s.arena.layout,
@@ -66,32 +82,86 @@ export function encodeSegments(segments: readonly Segment[], options: Record<str
   });
   const header: Header = { version: ENGINE_FORMAT_VERSION, options, segments: entries };
   const json = new TextEncoder().encode(JSON.stringify(header));
-  const dataStart = pad8(12 + json.length);
-  const out = new Uint8Array(dataStart + at);
-  const view = new DataView(out.buffer);
+  const head = new Uint8Array(pad8(PREAMBLE + json.length));
+  const view = new DataView(head.buffer);
   view.setUint32(0, MAGIC, true);
   view.setUint32(4, ENGINE_FORMAT_VERSION, true);
   view.setUint32(8, json.length, true);
-  out.set(json, 12);
-  segments.forEach((s, i) => {
-    const e = entries[i] as SegmentEntry;
-    out.set(new Uint8Array(s.arena.buffer as ArrayBuffer, 0, s.arena.layout.byteLength), dataStart + e.arenaOffset);
-    out.set(s.tombstones, dataStart + e.tombstonesOffset);
-    out.set(new Uint8Array(s.deletedWeights.buffer as ArrayBuffer, s.deletedWeights.byteOffset, s.deletedWeights.byteLength), dataStart + e.deletedWeightsOffset);
-  });
+  head.set(json, PREAMBLE);
+  return [head, ...pieces];
+}
+
+export function encodeSegments(segments: readonly Segment[], options: Record<string, unknown>): Uint8Array {
+  const pieces = encodeSegmentPieces(segments, options);
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
   return out;
 }
 
-export function decodeSegments(bytes: Uint8Array): DecodedEngine {
-  if (bytes.length < 12) throw new Error('engine snapshot is truncated');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** magic, format version, header length */
+const PREAMBLE = 12;
+
+/** The header's length, after checking the magic and the version (`view`: the first PREAMBLE bytes). */
+function checkPreamble(view: DataView): number {
   if (view.getUint32(0, true) !== MAGIC) throw new Error('not an engine snapshot (bad magic)');
   const version = view.getUint32(4, true);
   if (version > ENGINE_FORMAT_VERSION) throw new Error(`engine snapshot format ${version} is newer than this build reads (${ENGINE_FORMAT_VERSION}); rebuild the index from its documents`);
   if (version < OLDEST_READABLE_VERSION) throw new Error(`engine snapshot format ${version} is older than this build reads (${OLDEST_READABLE_VERSION}); rebuild the index from its documents`);
-  const len = view.getUint32(8, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + len))) as Header;
-  const dataStart = pad8(12 + len);
+  return view.getUint32(8, true);
+}
+
+function segmentOf(e: SegmentEntry, arena: Arena, tombstones: Uint8Array, deletedWeights: Float32Array): Segment {
+  const counters = new Int32Array(allocateShared(4));
+  counters[0] = e.deletedCount;
+  return new Segment(arena, e.meta, { tombstones, deletedWeights, counters });
+}
+
+/**
+ * Reads a snapshot from `file` starting at byte `offset`, straight into fresh shared memory:
+ * the reads run off the event loop, which only parses the header (no copy of the arenas, unlike
+ * `decodeSegments` over a file read whole).
+ */
+export async function readSegments(file: FileHandle, offset: number): Promise<DecodedEngine> {
+  const preamble = new Uint8Array(PREAMBLE);
+  await readFully(file, preamble, offset);
+  const view = new DataView(preamble.buffer);
+  const len = checkPreamble(view);
+  const json = new Uint8Array(len);
+  await readFully(file, json, offset + PREAMBLE);
+  const header = JSON.parse(new TextDecoder().decode(json)) as Header;
+  const dataStart = offset + pad8(PREAMBLE + len);
+  const segments: Segment[] = [];
+  for (const e of header.segments) {
+    const buffer = allocateShared(e.layout.byteLength);
+    await readFully(file, new Uint8Array(buffer), dataStart + e.arenaOffset);
+    const tombstones = new Uint8Array(allocateShared(e.meta.docCount));
+    await readFully(file, tombstones, dataStart + e.tombstonesOffset);
+    const deletedWeights = new Float32Array(allocateShared(e.deletedWeightsLength * 4));
+    await readFully(file, new Uint8Array(deletedWeights.buffer as ArrayBuffer), dataStart + e.deletedWeightsOffset);
+    segments.push(segmentOf(e, new Arena(buffer, e.layout), tombstones, deletedWeights));
+  }
+  return { version: view.getUint32(4, true), options: header.options, segments };
+}
+
+async function readFully(file: FileHandle, into: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < into.byteLength) {
+    const { bytesRead } = await file.read(into, done, into.byteLength - done, position + done);
+    if (bytesRead === 0) throw new Error('engine snapshot is truncated');
+    done += bytesRead;
+  }
+}
+
+export function decodeSegments(bytes: Uint8Array): DecodedEngine {
+  if (bytes.length < PREAMBLE) throw new Error('engine snapshot is truncated');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const len = checkPreamble(view);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(PREAMBLE, PREAMBLE + len))) as Header;
+  const dataStart = pad8(PREAMBLE + len);
   const segments = header.segments.map((e) => {
     const arenaBytes = bytes.subarray(dataStart + e.arenaOffset, dataStart + e.arenaOffset + e.layout.byteLength);
     const arena = Arena.fromBytes(arenaBytes, e.layout);
@@ -99,9 +169,7 @@ export function decodeSegments(bytes: Uint8Array): DecodedEngine {
     tombstones.set(bytes.subarray(dataStart + e.tombstonesOffset, dataStart + e.tombstonesOffset + e.meta.docCount));
     const deletedWeights = new Float32Array(allocateShared(e.deletedWeightsLength * 4));
     new Uint8Array(deletedWeights.buffer as ArrayBuffer).set(bytes.subarray(dataStart + e.deletedWeightsOffset, dataStart + e.deletedWeightsOffset + e.deletedWeightsLength * 4));
-    const counters = new Int32Array(allocateShared(4));
-    counters[0] = e.deletedCount;
-    return new Segment(arena, e.meta, { tombstones, deletedWeights, counters });
+    return segmentOf(e, arena, tombstones, deletedWeights);
   });
-  return { version, options: header.options, segments };
+  return { version: view.getUint32(4, true), options: header.options, segments };
 }

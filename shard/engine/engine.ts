@@ -6,10 +6,11 @@
 // are largely deleted. Queries run on an IndexSnapshot of
 // the current segments. `serialize` writes the segments as they are (typed arrays), so loading
 // needs no tokenizing; `exportShared` hands the same memory to worker threads.
+import type { FileHandle } from 'node:fs/promises';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { displayFields, docFields } from './doc-fields.js';
-import { decodeSegments, encodeSegments, ENGINE_FORMAT_VERSION } from './engine-format.js';
+import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
 import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
@@ -587,8 +588,22 @@ export class SuggestEngine {
     return encodeSegments(this.segments, { ...this.options });
   }
 
+  /** `serialize` as byte ranges to write in order, without copying the segments' memory (see `encodeSegmentPieces`). */
+  serializePieces(): Uint8Array[] {
+    this.refresh();
+    return encodeSegmentPieces(this.segments, { ...this.options });
+  }
+
   static deserialize(bytes: Uint8Array, options: EngineOptions = {}): SuggestEngine {
-    const decoded = decodeSegments(bytes);
+    return SuggestEngine.fromDecoded(decodeSegments(bytes), options);
+  }
+
+  /** `deserialize` of the snapshot at `offset` in `file`, read straight into shared memory off the event loop. */
+  static async readFrom(file: FileHandle, offset: number, options: EngineOptions = {}): Promise<SuggestEngine> {
+    return SuggestEngine.fromDecoded(await readSegments(file, offset), options);
+  }
+
+  private static fromDecoded(decoded: DecodedEngine, options: EngineOptions): SuggestEngine {
     const engine = new SuggestEngine({ ...(decoded.options as EngineOptions), ...options });
     engine.segments = decoded.segments;
     return engine;
@@ -603,9 +618,20 @@ export class SuggestEngine {
     return this.graphs.save(this.segments, dir);
   }
 
+  /** `saveGraphs` with the file work off the event loop (large engines: see `VectorGraphs.saveAsync`). */
+  saveGraphsAsync(dir: string): Promise<number> {
+    this.refresh();
+    return this.graphs.saveAsync(this.segments, dir);
+  }
+
   /** Reads the graphs `saveGraphs` wrote, where they fit this engine's segments exactly. */
   loadGraphs(dir: string): number {
     return this.graphs.load(this.segments, dir);
+  }
+
+  /** `loadGraphs` with the file work off the event loop. */
+  loadGraphsAsync(dir: string): Promise<number> {
+    return this.graphs.loadAsync(this.segments, dir);
   }
 
   /** Segment memory for worker threads (post it; rebuild with `fromShared`). */

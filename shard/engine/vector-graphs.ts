@@ -9,7 +9,8 @@
 // files) with it. Complete graphs can be written beside a snapshot (`save`) and read back with it
 // (`load`), so a restart does not rebuild them; query threads `adopt` the files their owner wrote.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Segment } from './segment.js';
 import { ExactVectorIndex, VECTOR_BACKENDS, createGraph, type GraphIndex, type GraphParams, type VectorBackend, type VectorIndex } from './vector-index.js';
@@ -166,6 +167,25 @@ export class VectorGraphs {
     return true;
   }
 
+  /** `adopt` (not mapped) with the file read off the event loop where the library can (hnswlib). */
+  async adoptAsync(seg: Segment, backend: VectorBackend, file: string): Promise<boolean> {
+    if (!this.needsGraph(seg) || this.complete(seg, backend) !== null) return false;
+    const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+    let ok: boolean;
+    try {
+      ok = await g.viewAsync(file);
+    } catch {
+      ok = false;
+    }
+    // closed, or given a graph of this segment meanwhile
+    if (!ok || this.closed || this.complete(seg, backend) !== null) return false;
+    let m = this.graphs.get(seg);
+    if (m === undefined) this.graphs.set(seg, (m = new Map()));
+    m.set(backend, g);
+    this.wake();
+    return true;
+  }
+
   /**
    * The file the builder wrote the complete graph of `seg` to (`GraphIndex.save` format), or null.
    * It stays until the segment leaves the engine or the engine closes: readers that map it (usearch)
@@ -244,18 +264,43 @@ export class VectorGraphs {
   save(segments: readonly Segment[], dir: string): number {
     rmSync(dir, { recursive: true, force: true });
     const saved: SavedGraph[] = [];
-    segments.forEach((seg, i) => {
-      for (const backend of VECTOR_BACKENDS) {
-        const g = this.graphs.get(seg)?.get(backend);
-        if (g === undefined || !g.ready) continue;
-        if (saved.length === 0) mkdirSync(dir, { recursive: true });
-        const file = `${i}.${backend}`;
-        g.save(path.join(dir, file));
-        saved.push({ segment: i, backend, docs: seg.docCount, dims: seg.meta.vectorDims, vectors: vectorsHash(seg), file, sha1: sha1(readFileSync(path.join(dir, file))) });
-      }
-    });
+    for (const { index, seg, backend, graph } of this.completeGraphs(segments)) {
+      if (saved.length === 0) mkdirSync(dir, { recursive: true });
+      const file = `${index}.${backend}`;
+      graph.save(path.join(dir, file));
+      saved.push({ segment: index, backend, docs: seg.docCount, dims: seg.meta.vectorDims, vectors: vectorsHash(seg), file, sha1: sha1(readFileSync(path.join(dir, file))) });
+    }
     if (saved.length > 0) writeFileSync(path.join(dir, MANIFEST), JSON.stringify({ v: MANIFEST_VERSION, graphs: saved }));
     return saved.length;
+  }
+
+  /**
+   * `save` for large engines: the files are written and read back off the event loop, which only
+   * hashes, in slices (a 100k-document segment's vectors and graph are some hundreds of MB).
+   */
+  async saveAsync(segments: readonly Segment[], dir: string): Promise<number> {
+    const todo = this.completeGraphs(segments);
+    await rm(dir, { recursive: true, force: true });
+    const saved: SavedGraph[] = [];
+    for (const { index, seg, backend, graph } of todo) {
+      if (saved.length === 0) await mkdir(dir, { recursive: true });
+      const file = `${index}.${backend}`;
+      await graph.saveAsync(path.join(dir, file));
+      saved.push({ segment: index, backend, docs: seg.docCount, dims: seg.meta.vectorDims, vectors: await sha1InSlices(vectorBytes(seg)), file, sha1: await sha1OfFile(path.join(dir, file)) });
+    }
+    if (saved.length > 0) await writeFile(path.join(dir, MANIFEST), JSON.stringify({ v: MANIFEST_VERSION, graphs: saved }));
+    return saved.length;
+  }
+
+  private completeGraphs(segments: readonly Segment[]): { index: number; seg: Segment; backend: VectorBackend; graph: GraphIndex }[] {
+    const out: { index: number; seg: Segment; backend: VectorBackend; graph: GraphIndex }[] = [];
+    segments.forEach((seg, index) => {
+      for (const backend of VECTOR_BACKENDS) {
+        const graph = this.complete(seg, backend);
+        if (graph !== null) out.push({ index, seg, backend, graph });
+      }
+    });
+    return out;
   }
 
   /**
@@ -264,19 +309,10 @@ export class VectorGraphs {
    * the graphs read.
    */
   load(segments: readonly Segment[], dir: string): number {
-    let manifest: { v: number; graphs: SavedGraph[] };
-    try {
-      manifest = JSON.parse(readFileSync(path.join(dir, MANIFEST), 'utf8')) as { v: number; graphs: SavedGraph[] };
-    } catch {
-      return 0;
-    }
-    if (manifest.v !== MANIFEST_VERSION || !Array.isArray(manifest.graphs)) return 0;
     let read = 0;
-    for (const s of manifest.graphs) {
-      const seg = segments[s.segment];
-      if (seg === undefined || !VECTOR_BACKENDS.includes(s.backend) || !this.needsGraph(seg) || this.graphs.get(seg)?.has(s.backend)) continue;
-      if (seg.docCount !== s.docs || seg.meta.vectorDims !== s.dims || vectorsHash(seg) !== s.vectors) continue;
-      const file = path.join(dir, path.basename(s.file));
+    for (const { saved, seg } of this.fitting(segments, readManifest(() => readFileSync(path.join(dir, MANIFEST), 'utf8')))) {
+      if (vectorsHash(seg) !== saved.vectors) continue;
+      const file = path.join(dir, path.basename(saved.file));
       // the libraries trust their files: only one byte-identical to the one written is read
       let bytes: Buffer;
       try {
@@ -284,10 +320,44 @@ export class VectorGraphs {
       } catch {
         continue;
       }
-      if (sha1(bytes) !== s.sha1) continue;
-      if (this.adopt(seg, s.backend, file)) read++;
+      if (sha1(bytes) === saved.sha1 && this.adopt(seg, saved.backend, file)) read++;
     }
     return read;
+  }
+
+  /** `load` with its reads off the event loop and its hashing in slices (see `saveAsync`). */
+  async loadAsync(segments: readonly Segment[], dir: string): Promise<number> {
+    let text: string | null = null;
+    try {
+      text = await readFile(path.join(dir, MANIFEST), 'utf8');
+    } catch {
+      return 0;
+    }
+    let read = 0;
+    for (const { saved, seg } of this.fitting(segments, readManifest(() => text))) {
+      if ((await sha1InSlices(vectorBytes(seg))) !== saved.vectors) continue;
+      const file = path.join(dir, path.basename(saved.file));
+      let hash: string;
+      try {
+        hash = await sha1OfFile(file);
+      } catch {
+        continue;
+      }
+      if (hash === saved.sha1 && !this.closed && (await this.adoptAsync(seg, saved.backend, file))) read++;
+    }
+    return read;
+  }
+
+  /** The manifest's graphs that fit a segment of `segments` which has no such graph yet (vectors not compared). */
+  private fitting(segments: readonly Segment[], manifest: SavedGraph[]): { saved: SavedGraph; seg: Segment }[] {
+    const out: { saved: SavedGraph; seg: Segment }[] = [];
+    for (const saved of manifest) {
+      const seg = segments[saved.segment];
+      if (seg === undefined || !VECTOR_BACKENDS.includes(saved.backend) || !this.needsGraph(seg) || this.graphs.get(seg)?.has(saved.backend)) continue;
+      if (seg.docCount !== saved.docs || seg.meta.vectorDims !== saved.dims) continue;
+      out.push({ saved, seg });
+    }
+    return out;
   }
 
   /** Stops building (the engine is being dropped) and removes the builder's files. */
@@ -403,7 +473,41 @@ function sha1(bytes: Uint8Array): string {
   return createHash('sha1').update(bytes).digest('hex');
 }
 
-function vectorsHash(seg: Segment): string {
+/** Hashing a large buffer yields to the event loop every HASH_SLICE bytes (a few milliseconds). */
+const HASH_SLICE = 8 * 1024 * 1024;
+
+async function sha1InSlices(bytes: Uint8Array): Promise<string> {
+  const hash = createHash('sha1');
+  for (let at = 0; at < bytes.byteLength; at += HASH_SLICE) {
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+    hash.update(bytes.subarray(at, at + HASH_SLICE));
+  }
+  return hash.digest('hex');
+}
+
+async function sha1OfFile(file: string): Promise<string> {
+  const hash = createHash('sha1');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function vectorBytes(seg: Segment): Uint8Array {
   const v = seg.vectors;
-  return sha1(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function vectorsHash(seg: Segment): string {
+  return sha1(vectorBytes(seg));
+}
+
+/** The graphs of a manifest `read` returns; none when it cannot be read or is of another version. */
+function readManifest(read: () => string | null): SavedGraph[] {
+  try {
+    const text = read();
+    if (text === null) return [];
+    const manifest = JSON.parse(text) as { v: number; graphs: SavedGraph[] };
+    return manifest.v === MANIFEST_VERSION && Array.isArray(manifest.graphs) ? manifest.graphs : [];
+  } catch {
+    return [];
+  }
 }

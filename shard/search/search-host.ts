@@ -10,7 +10,8 @@
 // (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
 // its interval and makes a query wait, briefly, only for documents it must see that are still
 // being built.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
 import { decodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
@@ -59,22 +60,30 @@ export interface SearchHostOptions {
    * the indexes a node holds. 0: never. Default 30 minutes.
    */
   engineIdleMs?: number;
+  /**
+   * Engines with more segment memory than this are unloaded, and read back, off the event loop
+   * (default SYNC_SNAPSHOT_MAX_BYTES); smaller ones on it, in slices
+   */
+  syncSnapshotMaxBytes?: number;
+  /** called once an asynchronous unload has written its files, before it decides (tests pause or act here) */
+  onUnloadWritten?: (ref: pb.IndexRef) => Promise<void> | void;
 }
 
 const DEFAULT_ENGINE_IDLE_MS = 30 * 60_000;
 /**
- * Unloading writes snapshots on the event loop: in slices of this many milliseconds, with a pause
+ * Small engines are unloaded on the event loop: in slices of this many milliseconds, with a pause
  * between them for the queries.
  */
 const UNLOAD_SLICE_MS = 5;
 const UNLOAD_PAUSE_MS = 20;
 /**
- * Engines with more segment memory than this stay loaded however idle: their snapshot would hold
- * the event loop too long (a 100k-document engine, 185 MB: 185-330 ms to serialize and 190-600 ms
- * to write, BENCHMARKS.md "Many small indexes on one node"); about 7,000 documents at most, a few
- * tens of milliseconds. The memory unloading wins is in the many small indexes anyway.
+ * Engines with more segment memory than this (about 2,000 documents) are unloaded one at a time
+ * with their files written and read back on libuv's threads and their hashing in slices: on the
+ * event loop, a 100k-document engine's snapshot (185 MB) took 185-330 ms to serialize and 190-600
+ * ms to write (BENCHMARKS.md "Many small indexes on one node"). Below it, the few syscalls of a
+ * synchronous write cost less than the hops of an asynchronous one.
  */
-const MAX_UNLOAD_BYTES = 16 * 1024 * 1024;
+const SYNC_SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
 const LOAD_CHUNK = 100_000;
@@ -95,6 +104,8 @@ interface Entry {
   used: boolean;
   /** idle sweeps in a row without a query */
   idleSweeps: number;
+  /** changes that reached the part since it was loaded (an unload in progress gives up when this moves) */
+  changes: number;
 }
 
 interface Loaded {
@@ -132,11 +143,18 @@ export class SearchHost implements QueryHandler {
   /** parts found idle, waiting to be unloaded */
   private readonly idle = new Set<string>();
   private unloading: NodeJS.Timeout | null = null;
+  /** idle parts too large to unload on the event loop, waiting for `unloadingLarge` */
+  private readonly largeIdle = new Set<string>();
+  private unloadingLarge: Promise<void> | null = null;
+  /** set by close: an unload in progress leaves the engine to close's snapshot */
+  private closing = false;
+  private readonly syncSnapshotMaxBytes: number;
 
   constructor(private readonly opts: SearchHostOptions) {
     this.pool = opts.pool ?? null;
     this.refresher = new EngineRefresher({ ...opts.refresh, pool: this.pool, log: opts.log });
     this.embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : opts.embeddings;
+    this.syncSnapshotMaxBytes = opts.syncSnapshotMaxBytes ?? SYNC_SNAPSHOT_MAX_BYTES;
     const idleMs = opts.engineIdleMs ?? DEFAULT_ENGINE_IDLE_MS;
     if (idleMs > 0) {
       // a part is unloaded between idleMs and idleMs + one sweep after its last query
@@ -176,7 +194,8 @@ export class SearchHost implements QueryHandler {
    * Unloads idle engines for at most UNLOAD_SLICE_MS of the event loop, then yields and goes on:
    * each engine's snapshot is written (the next query reads it back, graphs included) and the
    * engine, its behaviour model and the query threads' views of it are let go. A part queried
-   * again meanwhile, with documents still being indexed, or larger than MAX_UNLOAD_BYTES, stays.
+   * again meanwhile, or with documents still being indexed, stays; one larger than
+   * `syncSnapshotMaxBytes` is unloaded by `unloadLarge`.
    */
   private unloadSome(): void {
     this.unloading = null;
@@ -188,7 +207,10 @@ export class SearchHost implements QueryHandler {
       const entry = this.entries.get(key);
       const engine = entry?.engine ?? null;
       if (!entry || entry.used || engine === null || !this.refresher.ready(engine)) continue;
-      if (engine.currentSegments.reduce((n, seg) => n + seg.arena.layout.byteLength, 0) > MAX_UNLOAD_BYTES) continue;
+      if (segmentBytes(engine) > this.syncSnapshotMaxBytes) {
+        this.largeIdle.add(key);
+        continue;
+      }
       if (!this.saveSnapshot(entry, engine, 'engine snapshot failed; the engine stays loaded')) continue;
       this.release(key, entry);
       // a snapshot exists again: the next write before a query must remove it (see onChange)
@@ -200,6 +222,73 @@ export class SearchHost implements QueryHandler {
     if (this.idle.size > 0) {
       this.unloading = setTimeout(() => this.unloadSome(), UNLOAD_PAUSE_MS);
       this.unloading.unref();
+    }
+    this.unloadNextLarge();
+  }
+
+  /** Starts the next large unload when none is running. */
+  private unloadNextLarge(): void {
+    if (this.unloadingLarge !== null) return;
+    for (const key of this.largeIdle) {
+      this.largeIdle.delete(key);
+      const entry = this.entries.get(key);
+      const engine = entry?.engine ?? null;
+      if (!entry || entry.used || engine === null || !this.refresher.ready(engine)) continue;
+      this.unloadingLarge = this.unloadLarge(key, entry, engine).finally(() => {
+        this.unloadingLarge = null;
+        this.unloadNextLarge();
+      });
+      return;
+    }
+  }
+
+  /**
+   * Unloads a large idle engine: its snapshot and graphs are written beside their places off the
+   * event loop (`SuggestEngine.serializePieces`, `saveGraphsAsync`), and put in place, with the
+   * engine let go, only if nothing reached the part meanwhile: no query, no write, no drop.
+   * Otherwise the files go and the engine stays, as it would have without the attempt.
+   */
+  private async unloadLarge(key: string, entry: Entry, engine: SuggestEngine): Promise<void> {
+    const store = this.stores.get(entry.partition);
+    if (!store || store.isClosed) return;
+    const changes = entry.changes;
+    const file = this.snapshotPath(entry.ref);
+    const partial = `${file}.unloading`;
+    const partialGraphs = `${graphsDir(file)}.unloading`;
+    const started = performance.now();
+    const discard = () => {
+      rmSync(partial, { force: true });
+      rmSync(partialGraphs, { recursive: true, force: true });
+    };
+    try {
+      const stats = store.stats(entry.ref);
+      const head = snapshotHead({ v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
+      const pieces = [head, ...engine.serializePieces()];
+      await mkdir(path.dirname(file), { recursive: true });
+      const out = await open(partial, 'w');
+      try {
+        const { bytesWritten } = await out.writev(pieces);
+        if (bytesWritten !== pieces.reduce((n, p) => n + p.byteLength, 0)) throw new Error('engine snapshot write was cut short');
+      } finally {
+        await out.close();
+      }
+      const graphs = await engine.saveGraphsAsync(partialGraphs);
+      await this.opts.onUnloadWritten?.(entry.ref);
+      if (this.closing || this.entries.get(key) !== entry || entry.engine !== engine || entry.used || entry.changes !== changes || store.isClosed) {
+        discard();
+        return;
+      }
+      rmSync(graphsDir(file), { recursive: true, force: true });
+      if (graphs > 0) renameSync(partialGraphs, graphsDir(file));
+      renameSync(partial, file);
+      this.release(key, entry);
+      // a snapshot exists again: the next write before a query must remove it (see onChange)
+      this.snapshotsDropped.delete(key);
+      this.unloads++;
+      this.opts.log?.info('idle engine unloaded', { index: entry.ref.physicalIndexId, part: entry.ref.part, documents: stats.documentCount, graphs, ms: Math.round(performance.now() - started), loaded: this.entries.size });
+    } catch (err) {
+      discard();
+      this.opts.log?.warn('engine snapshot failed; the engine stays loaded', { err, index: entry.ref.physicalIndexId });
     }
   }
 
@@ -232,6 +321,7 @@ export class SearchHost implements QueryHandler {
       }
       return;
     }
+    entry.changes++;
     if (!entry.engine || !entry.behavior) {
       entry.backlog.push(event);
       return;
@@ -368,6 +458,10 @@ export class SearchHost implements QueryHandler {
   async close(): Promise<void> {
     if (this.idleSweeper) clearInterval(this.idleSweeper);
     if (this.unloading) clearTimeout(this.unloading);
+    this.closing = true;
+    this.idle.clear();
+    this.largeIdle.clear();
+    await this.unloadingLarge;
     await this.refresher.close();
     for (const entry of this.entries.values()) if (entry.engine) this.saveSnapshot(entry, entry.engine, 'engine snapshot failed');
     for (const entry of this.entries.values()) entry.engine?.close();
@@ -411,7 +505,7 @@ export class SearchHost implements QueryHandler {
     }
     if (entry?.loading) return entry.loading;
     this.stores.set(ref.partition, store);
-    entry = { engine: null, behavior: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0 };
+    entry = { engine: null, behavior: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0, changes: 0 };
     this.entries.set(key, entry);
     const e = entry;
     e.loading = this.load(store, ref).then(
@@ -462,7 +556,7 @@ export class SearchHost implements QueryHandler {
 
   private async loadEngine(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
     const stats = store.stats(ref);
-    const fromSnapshot = this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
+    const fromSnapshot = await this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
     if (fromSnapshot) {
       this.refresher.touch(fromSnapshot); // merges the policy wants
       return fromSnapshot;
@@ -503,30 +597,44 @@ export class SearchHost implements QueryHandler {
     return path.join(this.opts.dataDir, 'engine', `p${ref.partition}`, `${name}.snap`);
   }
 
-  private readSnapshot(ref: pb.IndexRef, documents: number, storedBytes: number): SuggestEngine | null {
+  /**
+   * The part's engine from its snapshot, or null when there is none or it does not match the
+   * stored data exactly (a snapshot is used once either way: it is removed as it is read). Large
+   * snapshots are read off the event loop, straight into shared memory.
+   */
+  private async readSnapshot(ref: pb.IndexRef, documents: number, storedBytes: number): Promise<SuggestEngine | null> {
     const file = this.snapshotPath(ref);
-    let bytes: Buffer;
+    let source: FileHandle | Buffer;
     try {
-      bytes = readFileSync(file);
+      source = statSync(file).size > this.syncSnapshotMaxBytes ? await open(file, 'r') : readFileSync(file);
     } catch {
       rmSync(graphsDir(file), { recursive: true, force: true });
       return null;
     }
-    // A snapshot is used once: it is only trusted when it matches the stored data exactly.
-    rmSync(file, { force: true });
+    rmSync(file, { force: true }); // an open handle still reads it
     try {
-      const headerLength = bytes.readUInt32LE(0);
-      const header = JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')) as SnapshotHeader;
+      const prefix = Buffer.isBuffer(source) ? source : await readAt(source, 0, 4);
+      const headerLength = prefix.readUInt32LE(0);
+      const headerBytes = Buffer.isBuffer(source) ? source.subarray(4, 4 + headerLength) : await readAt(source, 4, headerLength);
+      const header = JSON.parse(headerBytes.toString('utf8')) as SnapshotHeader;
       if (header.v !== SNAPSHOT_VERSION || header.documents !== documents || header.stored_bytes !== storedBytes) return null;
-      const engine = SuggestEngine.deserialize(bytes.subarray(4 + headerLength), this.engineOptions);
       // ANN graphs saved with the snapshot (read only onto the same vectors; the rest rebuild)
-      const graphs = engine.loadGraphs(graphsDir(file));
+      let engine: SuggestEngine;
+      let graphs: number;
+      if (Buffer.isBuffer(source)) {
+        engine = SuggestEngine.deserialize(source.subarray(4 + headerLength), this.engineOptions);
+        graphs = engine.loadGraphs(graphsDir(file));
+      } else {
+        engine = await SuggestEngine.readFrom(source, 4 + headerLength, this.engineOptions);
+        graphs = await engine.loadGraphsAsync(graphsDir(file));
+      }
       this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents, graphs });
       return engine;
     } catch (err) {
       this.opts.log?.warn('engine snapshot unreadable; rebuilding', { err, file });
       return null;
     } finally {
+      if (!Buffer.isBuffer(source)) await source.close();
       rmSync(graphsDir(file), { recursive: true, force: true });
     }
   }
@@ -534,16 +642,33 @@ export class SearchHost implements QueryHandler {
   private writeSnapshot(ref: pb.IndexRef, engine: SuggestEngine, header: SnapshotHeader): void {
     const file = this.snapshotPath(ref);
     mkdirSync(path.dirname(file), { recursive: true });
-    const head = Buffer.from(JSON.stringify(header));
-    const len = Buffer.alloc(4);
-    len.writeUInt32LE(head.length);
     const tmp = `${file}.tmp`;
-    writeFileSync(tmp, Buffer.concat([len, head, engine.serialize()]));
+    writeFileSync(tmp, Buffer.concat([snapshotHead(header), engine.serialize()]));
     renameSync(tmp, file);
     // complete ANN graphs too, so vector queries after a restart need not wait for a rebuild
     const graphs = engine.saveGraphs(graphsDir(file));
     if (graphs > 0) this.opts.log?.info('engine graphs saved', { index: ref.physicalIndexId, part: ref.part, graphs });
   }
+}
+
+/** A snapshot file starts with its header's length (u32 LE) and the header (JSON); the engine's bytes follow. */
+function snapshotHead(header: SnapshotHeader): Buffer {
+  const json = Buffer.from(JSON.stringify(header));
+  const head = Buffer.alloc(4 + json.length);
+  head.writeUInt32LE(json.length, 0);
+  json.copy(head, 4);
+  return head;
+}
+
+async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+  const out = Buffer.alloc(length);
+  const { bytesRead } = await file.read(out, 0, length, position);
+  if (bytesRead !== length) throw new Error('engine snapshot is truncated');
+  return out;
+}
+
+function segmentBytes(engine: SuggestEngine): number {
+  return engine.currentSegments.reduce((n, seg) => n + seg.arena.layout.byteLength, 0);
 }
 
 /** The live documents that hide rules let through: what behaviour ranking may add to a list. */

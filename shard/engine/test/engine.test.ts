@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { MessageChannel } from 'node:worker_threads';
@@ -218,6 +222,47 @@ describe('SuggestEngine', () => {
     // the loaded engine keeps accepting writes
     back.upsert([{ id: 'new', title: 'Zanzibar Phone Holder', desc: '', manufacturer: 'Zanzibar', raw: {} }]);
     expect(back.typeahead({ query: 'zanz' }).suggestions[0]?.title).toBe('Zanzibar');
+  });
+
+  it('reads a snapshot from a file straight into shared memory with the same results, at an offset, and refuses a truncated one', async () => {
+    const e = new SuggestEngine();
+    e.upsert(loadBestBuy().slice(0, 800));
+    e.upsert(loadBestBuy().slice(800, 900)); // two segments
+    e.remove(['bb3', 'bb850']);
+    const pieces = e.serializePieces();
+    const joined = Buffer.concat(pieces);
+    expect(joined.equals(Buffer.from(e.serialize()))).toBe(true);
+    const dir = mkdtempSync(path.join(tmpdir(), 'snapshot-read-'));
+    try {
+      const file = path.join(dir, 'snap');
+      // 7 bytes in front: the engine's bytes need not start on an aligned offset of the file
+      writeFileSync(file, Buffer.concat([Buffer.from('PREFIX!'), joined]));
+      const fh = await open(file, 'r');
+      let back: SuggestEngine;
+      try {
+        back = await SuggestEngine.readFrom(fh, 7);
+      } finally {
+        await fh.close();
+      }
+      expect(back.stats()).toEqual(e.stats());
+      expect(back.currentSegments.every((s) => s.arena.buffer instanceof SharedArrayBuffer && s.tombstones.buffer instanceof SharedArrayBuffer)).toBe(true);
+      for (const q of ['sams', 'iphne', 'samsung gal', 'case f']) expect(back.typeahead({ query: q })).toEqual(e.typeahead({ query: q }));
+      for (const q of ['otterbox', 'samsung galaxy s7 case']) expect(back.autocomplete({ query: q })).toEqual(e.autocomplete({ query: q }));
+      expect(back.get('bb3')).toBeNull();
+      expect(back.get('bb850')).toBeNull();
+      // deletes made after the pieces were taken are not in them: they are a copy of that moment
+      e.remove(['bb4']);
+      expect(Buffer.concat(pieces).equals(joined)).toBe(true);
+      writeFileSync(file, joined.subarray(0, joined.length - 100));
+      const cut = await open(file, 'r');
+      try {
+        await expect(SuggestEngine.readFrom(cut, 0)).rejects.toThrow(/truncated/);
+      } finally {
+        await cut.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses foreign, older and newer snapshots', () => {

@@ -197,6 +197,40 @@ describe('vector modes', () => {
     }
   });
 
+  it('saves and reads back graphs off the event loop as the synchronous calls do', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'graphs-async-'));
+    try {
+      expect(await engine.saveGraphsAsync(dir)).toBe(2);
+      const copy = SuggestEngine.deserialize(engine.serialize(), { vectors: { exactBelow: 256 } });
+      expect(await copy.loadGraphsAsync(dir)).toBe(2);
+      for (const backend of ['hnswlib', 'usearch'] as const) {
+        for (const query of ['otterbx defendr', 'wireless headphones']) {
+          const req = { query, mode: 'vector_only' as const, vectorBackend: backend, limit: 10 };
+          expect(copy.autocomplete({ ...req, debug: true }).debug?.vector).toMatchObject({ method: 'ann', graph: { ready: true } });
+          expect(ids(copy.autocomplete(req))).toEqual(ids(engine.autocomplete(req)));
+        }
+      }
+      copy.close();
+      // the same manifest checks: a damaged file is not read
+      const file = path.join(dir, '0.usearch');
+      const damaged = readFileSync(file);
+      damaged[damaged.length >> 1] = damaged[damaged.length >> 1]! ^ 0xff;
+      writeFileSync(file, damaged);
+      const again = SuggestEngine.deserialize(engine.serialize(), { vectors: { exactBelow: 256 } });
+      expect(await again.loadGraphsAsync(dir)).toBe(1);
+      expect(again.autocomplete({ query: 'ipad', mode: 'vector_only', vectorBackend: 'usearch', debug: true }).debug?.vector.method).toBe('exact');
+      again.close();
+      // a closed engine adopts nothing
+      const closed = SuggestEngine.deserialize(engine.serialize(), { vectors: { exactBelow: 256 } });
+      const loading = closed.loadGraphsAsync(dir);
+      closed.close();
+      expect(await loading).toBe(0);
+      expect(await SuggestEngine.deserialize(engine.serialize()).loadGraphsAsync(path.join(dir, 'missing'))).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a one-letter query has no vector: vector_only answers nothing rather than noise', () => {
     expect(engine.autocomplete({ query: 'x', mode: 'vector_only' }).suggestions).toEqual([]);
   });

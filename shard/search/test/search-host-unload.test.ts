@@ -1,0 +1,164 @@
+// Large idle engines are unloaded off the event loop: the snapshot and graphs are written on
+// libuv's threads and the engine is let go only if nothing reached its part meanwhile. A write
+// or a query that arrives while the files are written keeps the engine (with the write), and no
+// partial file stays behind; a later unload then succeeds and the snapshot read back (also off
+// the event loop) answers as the engine did. A real shard node on RocksDB in a temporary
+// directory, a real segment pool; `syncSnapshotMaxBytes: 0` sends every engine the large way.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type * as pb from '../../../proto/gen/shard.js';
+import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
+import { ShardNode } from '../../shard-node.js';
+import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
+import { SearchHost } from '../search-host.js';
+import { SegmentPool } from '../segment-pool.js';
+
+const BRANDS = ['Samsung', 'Sony', 'Dewalt', 'Makita', 'Bosch', 'Apple', 'Philips', 'Panasonic'];
+const THINGS = ['Drill Driver', 'Impact Wrench', 'OLED TV', 'Soundbar', 'Headphones', 'Circular Saw', 'Blender', 'Toaster Oven'];
+
+function catalog(n: number): SuggestDocument[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `d${i}`,
+    title: `${BRANDS[i % BRANDS.length]} ${THINGS[(i >> 3) % THINGS.length]} ${100 + (i % 97)}`,
+    desc: '',
+    manufacturer: BRANDS[i % BRANDS.length]!,
+    raw: { price: i % 500 },
+  }));
+}
+
+interface Answer {
+  suggestions: { id: string; title: string }[];
+}
+
+let dir: { dir: string; remove: () => Promise<void> };
+let pool: SegmentPool;
+let shard: ShardNode;
+let host: SearchHost;
+/** what the host calls once an unload's files are written (replaced per test) */
+let onWritten: (ref: pb.IndexRef) => Promise<void> | void;
+const ref = refOf('t1', 'large', { partitions: 1 });
+
+beforeEach(async () => {
+  dir = await tempDir('unload-large-');
+  pool = new SegmentPool({ threads: 1 });
+  shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+  shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+  onWritten = () => {};
+  host = new SearchHost({
+    dataDir: dir.dir,
+    pool,
+    engineIdleMs: 300,
+    syncSnapshotMaxBytes: 0,
+    onUnloadWritten: (r) => onWritten(r),
+    refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 5000 },
+  });
+  shard.setQueryHandler(host);
+  shard.onChange(host.onChange);
+  await upsert(catalog(3000));
+});
+
+afterEach(async () => {
+  await shard.close();
+  await pool.close();
+  await dir.remove();
+});
+
+const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+const query = async (kind: 'typeahead' | 'autocomplete', q: string) =>
+  ((await shard.queryValue({ ref, kind, payload: { query: q, limit: 10, ...(kind === 'autocomplete' ? { mode: 'fts_only' } : {}) } })) as Answer).suggestions;
+const answers = async () => ({ typeahead: await query('typeahead', 'dewalt im'), autocomplete: await query('autocomplete', 'makita saw 11') });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(done: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+/** Files of the engine directory, partial ones included. */
+const engineFiles = () => readdirSync(path.join(dir.dir, 'engine', `p${ref.partition}`));
+
+describe('unloading a large engine', () => {
+  it('writes its snapshot off the event loop, lets it go, and reads it back with the same answers', async () => {
+    const before = await answers();
+    expect(before.typeahead.length).toBeGreaterThan(0);
+    expect(before.autocomplete.length).toBeGreaterThan(0);
+    expect(host.enginesLoaded).toBe(1);
+    let written = 0;
+    onWritten = () => void written++;
+    await until(() => host.engineUnloads === 1, 'the unload');
+    expect(written).toBe(1);
+    expect(host.enginesLoaded).toBe(0);
+    const files = engineFiles();
+    expect(files.some((f) => f.endsWith('.snap'))).toBe(true);
+    expect(files.filter((f) => f.includes('.unloading'))).toEqual([]);
+    expect(await answers()).toEqual(before);
+    expect(host.enginesLoaded).toBe(1);
+    // read back and used: the snapshot is gone until the next unload
+    expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(false);
+  }, 30_000);
+
+  it('keeps the engine, with the write, when a write arrives while the snapshot is written', async () => {
+    await answers();
+    let attempts = 0;
+    onWritten = async () => {
+      if (attempts++ > 0) return;
+      // the same size as before (a title of the same length): only the change count tells
+      const d0 = catalog(1)[0]!;
+      await upsert([{ ...d0, title: 'Quokka'.padEnd(d0.title.length, 'x') }]);
+    };
+    await until(() => attempts >= 1, 'an unload attempt');
+    await sleep(50);
+    expect(host.engineUnloads).toBe(0);
+    expect(host.enginesLoaded).toBe(1);
+    expect(engineFiles().filter((f) => f.includes('.unloading') || f.endsWith('.snap'))).toEqual([]);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('d0');
+    // idle again: this time it goes, and the snapshot has the write
+    await until(() => host.engineUnloads === 1, 'the second unload');
+    expect(attempts).toBe(2);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('d0');
+    expect((await query('autocomplete', 'quokka')).map((s) => s.id)).toContain('d0');
+  }, 30_000);
+
+  it('keeps the engine when it is queried while the snapshot is written', async () => {
+    const before = await answers();
+    let attempts = 0;
+    onWritten = async () => {
+      if (attempts++ === 0) await query('typeahead', 'sony');
+    };
+    await until(() => attempts >= 1, 'an unload attempt');
+    await sleep(50);
+    expect(host.engineUnloads).toBe(0);
+    expect(host.enginesLoaded).toBe(1);
+    expect(engineFiles().filter((f) => f.includes('.unloading') || f.endsWith('.snap'))).toEqual([]);
+    expect(await answers()).toEqual(before);
+  }, 30_000);
+
+  it('writes a whole snapshot at close while an unload is in progress', async () => {
+    const before = await answers();
+    let release: () => void = () => {};
+    let paused = false;
+    onWritten = () => {
+      paused = true;
+      return new Promise<void>((r) => (release = r));
+    };
+    await until(() => paused, 'an unload attempt');
+    // close waits for the unload, which then finds the host closing and keeps the engine for close to write
+    const closing = shard.close();
+    release();
+    await closing;
+    expect(host.engineUnloads).toBe(0);
+    expect(engineFiles().filter((f) => f.includes('.unloading'))).toEqual([]);
+    expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(true);
+    // a new node on the same data reads it back
+    await pool.close();
+    pool = new SegmentPool({ threads: 1 });
+    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+    host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, syncSnapshotMaxBytes: 0 });
+    shard.setQueryHandler(host);
+    shard.onChange(host.onChange);
+    expect(await answers()).toEqual(before);
+  }, 30_000);
+});
