@@ -10,7 +10,7 @@
 // (`load`), so a restart does not rebuild them; query threads `adopt` the files their owner wrote.
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Segment } from './segment.js';
 import { ExactVectorIndex, VECTOR_BACKENDS, createGraph, type GraphIndex, type GraphParams, type VectorBackend, type VectorIndex } from './vector-index.js';
@@ -39,6 +39,8 @@ export type BuildMode = 'background' | 'sync' | 'external';
  */
 export interface GraphBuilder {
   buildGraph(seg: Segment, backend: VectorBackend, params: GraphParams): Promise<string>;
+  /** A fresh path beside the files it writes, for a graph file read from elsewhere that the owner then holds the same way. */
+  keepFile?(backend: VectorBackend): Promise<string>;
 }
 
 /** What a query searched a segment with. */
@@ -165,6 +167,29 @@ export class VectorGraphs {
     m.set(backend, g);
     this.wake();
     return true;
+  }
+
+  /** Takes a complete graph file as if the builder had written it (see `buildElsewhere`); removes it when not taken. */
+  private async hold(seg: Segment, backend: VectorBackend, file: string): Promise<boolean> {
+    let ok = false;
+    if (this.needsGraph(seg) && this.complete(seg, backend) === null) {
+      const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+      try {
+        ok = this.deferReads ? g.defer(file) : await g.viewAsync(file);
+      } catch {
+        ok = false;
+      }
+      if (ok && !this.closed && this.complete(seg, backend) === null) {
+        let m = this.graphs.get(seg);
+        if (m === undefined) this.graphs.set(seg, (m = new Map()));
+        m.set(backend, g);
+        this.files.set(g, file);
+        this.wake();
+        return true;
+      }
+    }
+    rmSync(file, { force: true });
+    return false;
   }
 
   /** `adopt` (not mapped) with the file read off the event loop where the library can (hnswlib). */
@@ -343,7 +368,12 @@ export class VectorGraphs {
       } catch {
         continue;
       }
-      if (hash === saved.sha1 && !this.closed && (await this.adoptAsync(seg, saved.backend, file))) read++;
+      if (hash !== saved.sha1 || this.closed) continue;
+      // with a builder, the file moves beside the builder's and is held as one of them: an owner
+      // that defers its reads (its searches run on query threads) never reads it, and the threads
+      // are handed it as it is
+      const kept = this.builder?.keepFile ? await keep(file, await this.builder.keepFile(saved.backend)) : null;
+      if (kept !== null ? await this.hold(seg, saved.backend, kept) : await this.adoptAsync(seg, saved.backend, file)) read++;
     }
     return read;
   }
@@ -473,8 +503,8 @@ function sha1(bytes: Uint8Array): string {
   return createHash('sha1').update(bytes).digest('hex');
 }
 
-/** Hashing a large buffer yields to the event loop every HASH_SLICE bytes (a few milliseconds). */
-const HASH_SLICE = 8 * 1024 * 1024;
+/** Hashing a large buffer yields to the event loop every HASH_SLICE bytes (about a millisecond of SHA-1). */
+const HASH_SLICE = 1024 * 1024;
 
 async function sha1InSlices(bytes: Uint8Array): Promise<string> {
   const hash = createHash('sha1');
@@ -483,6 +513,22 @@ async function sha1InSlices(bytes: Uint8Array): Promise<string> {
     hash.update(bytes.subarray(at, at + HASH_SLICE));
   }
   return hash.digest('hex');
+}
+
+/** Moves `file` to `to` (copies it across file systems); null when neither worked. */
+async function keep(file: string, to: string): Promise<string | null> {
+  try {
+    await rename(file, to);
+    return to;
+  } catch {
+    try {
+      await copyFile(file, to);
+      return to;
+    } catch {
+      await rm(to, { force: true });
+      return null;
+    }
+  }
 }
 
 async function sha1OfFile(file: string): Promise<string> {

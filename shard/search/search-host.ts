@@ -528,9 +528,7 @@ export class SearchHost implements QueryHandler {
 
   private async load(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> {
     const engine = await this.loadEngine(store, ref);
-    // ANN graphs are built on the pool's graph thread, not in slices on the event loop; with query
-    // threads, which answer every vector query, the engine does not hold an hnswlib copy itself
-    if (this.pool !== null && this.opts.graphsOnPool !== false) engine.useGraphBuilder(this.pool, { deferReads: this.opts.queryPool != null });
+    this.useGraphBuilder(engine);
     const behavior = new BehaviorModel((id) => {
       const doc = engine.get(id);
       if (!doc) return null;
@@ -552,6 +550,14 @@ export class SearchHost implements QueryHandler {
       this.opts.log?.info('engagement events replayed', { index: ref.physicalIndexId, part: ref.part, events: behavior.events, ms: Date.now() - started });
     }
     return { engine, behavior, eventsFrom };
+  }
+
+  /**
+   * ANN graphs are built on the pool's graph thread, not in slices on the event loop; with query
+   * threads, which answer every vector query, the engine does not hold an hnswlib copy itself.
+   */
+  private useGraphBuilder(engine: SuggestEngine): void {
+    if (this.pool !== null && this.opts.graphsOnPool !== false) engine.useGraphBuilder(this.pool, { deferReads: this.opts.queryPool != null });
   }
 
   private async loadEngine(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
@@ -626,6 +632,8 @@ export class SearchHost implements QueryHandler {
         graphs = engine.loadGraphs(graphsDir(file));
       } else {
         engine = await SuggestEngine.readFrom(source, 4 + headerLength, this.engineOptions);
+        // the graph files are then held as the graph thread's are (see VectorGraphs.loadAsync)
+        this.useGraphBuilder(engine);
         graphs = await engine.loadGraphsAsync(graphsDir(file));
       }
       this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents, graphs });

@@ -80,10 +80,15 @@ export class SegmentPool implements GraphBuilder {
     return this.run({ kind: 'merge', segments: plan.segments.map((s) => s.toShared()), tombstones: [...plan.tombstones], minSupport }, this.mergePool);
   }
 
+  /** A fresh path in the directory of the graph files this pool writes. */
+  async keepFile(backend: VectorBackend): Promise<string> {
+    return path.join(await this.graphDir, `${this.nextGraph++}.${backend}`);
+  }
+
   /** Builds the ANN graph of `seg` on the graph thread; resolves to the file it was written to (the caller removes it). */
   async buildGraph(seg: Segment, backend: VectorBackend, params: GraphParams): Promise<string> {
     if (this.closed) throw new Error('the segment pool is closed');
-    const file = path.join(await this.graphDir, `${this.nextGraph++}.${backend}`);
+    const file = await this.keepFile(backend);
     const started = performance.now();
     const done = (ok: boolean) => {
       const ms = performance.now() - started;

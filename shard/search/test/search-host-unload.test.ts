@@ -41,7 +41,7 @@ const ref = refOf('t1', 'large', { partitions: 1 });
 
 beforeEach(async () => {
   dir = await tempDir('unload-large-');
-  pool = new SegmentPool({ threads: 1 });
+  pool = new SegmentPool({ threads: 1, graphDir: path.join(dir.dir, 'graph-builds') });
   shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
   shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
   onWritten = () => {};
@@ -80,7 +80,12 @@ async function until(done: () => boolean, what: string, ms = 10_000): Promise<vo
 const engineFiles = () => readdirSync(path.join(dir.dir, 'engine', `p${ref.partition}`));
 
 describe('unloading a large engine', () => {
-  it('writes its snapshot off the event loop, lets it go, and reads it back with the same answers', async () => {
+  it('writes its snapshot and graphs off the event loop, lets it go, and reads them back with the same answers', async () => {
+    // an ANN graph, built on the pool's graph thread (asked for again until ready, which keeps the engine in use)
+    const graph = async () => ((await shard.queryValue({ ref, kind: 'autocomplete', payload: { query: 'bosch blender', limit: 10, mode: 'vector_only', debug: true } })) as Answer & { debug: { vector: { method: string; graph: { ready: boolean } } } });
+    for (let ready = false; !ready; ready = (await graph()).debug.vector.graph.ready) await sleep(50);
+    const vectorBefore = (await graph()).suggestions;
+    expect((await graph()).debug.vector.method).toBe('ann');
     const before = await answers();
     expect(before.typeahead.length).toBeGreaterThan(0);
     expect(before.autocomplete.length).toBeGreaterThan(0);
@@ -95,6 +100,11 @@ describe('unloading a large engine', () => {
     expect(files.filter((f) => f.includes('.unloading'))).toEqual([]);
     expect(await answers()).toEqual(before);
     expect(host.enginesLoaded).toBe(1);
+    // the graph came back with it, held as the graph thread's files are: answered by it at once
+    const after = await graph();
+    expect(after.debug.vector).toMatchObject({ method: 'ann', graph: { ready: true } });
+    expect(after.suggestions).toEqual(vectorBefore);
+    expect(readdirSync(path.join(dir.dir, 'graph-builds')).length).toBeGreaterThan(0);
     // read back and used: the snapshot is gone until the next unload
     expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(false);
   }, 30_000);

@@ -1,0 +1,139 @@
+// A large index going idle on a busy node: what unloading its engine (SUGGEST_ENGINE_IDLE_SECONDS)
+// gives back, and what it costs the other indexes' queries while its snapshot is written and
+// while it is read back. A spawned single node holds a large index (100k documents by default,
+// with its ANN graphs) and a small one; a probe asks the small one for typeahead, one request
+// at a time, all along. The probe's latency while the large engine is loaded and idle is the
+// baseline of the same run for its latency while the engine is unloaded and read back.
+//
+//   node dist/loadtest/idle-large.js [--catalog bestbuy,homedepot,bigbasket,pad:100000] [--idle-s 20] [--out FILE]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startSingleNode } from '../node/runtime/process-harness.js';
+import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
+import { percentile } from './load/latency-stats.js';
+import { provisionIndex } from './load/provision-service.js';
+
+const { values } = parseArgs({
+  options: {
+    catalog: { type: 'string', default: 'bestbuy,homedepot,bigbasket,pad:100000' },
+    'idle-s': { type: 'string', default: '20' },
+    out: { type: 'string' },
+  },
+});
+const log = (line: string) => process.stderr.write(`[idle-large] ${line}\n`);
+const idleSeconds = Number(values['idle-s']);
+if (!Number.isInteger(idleSeconds) || idleSeconds < 1) throw new Error('--idle-s must be a whole number of seconds, at least 1');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Phase {
+  requests: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
+
+async function main(): Promise<void> {
+  const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds) } });
+  const base = node.baseUrl;
+  const metrics = async () => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const mb = (name: string) => Math.round(value(name) / 1048576);
+    return {
+      rss_mb: mb('process_resident_memory_bytes'),
+      heap_used_mb: mb('nodejs_heap_size_used_bytes'),
+      external_mb: mb('nodejs_external_memory_bytes'),
+      engines_loaded: value('suggest_engines_loaded'),
+      unloads: value('suggest_engine_unloads_total'),
+    };
+  };
+  const stages: Record<string, unknown> = {};
+  let probe: Promise<void> = Promise.resolve();
+  let probing = true;
+  try {
+    const big = await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'idle', indexId: 'big', docs: loadCatalogSpec(values.catalog as string), log });
+    const small = await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'idle', indexId: 'small', docs: loadCatalog(['bestbuy']).slice(0, 200), log });
+    const ask = async (index: string, key: string, params: Record<string, string>) => {
+      const started = performance.now();
+      const res = await fetch(`${base}/v1/${params.route ?? 'typeahead'}?${new URLSearchParams({ index, bypass_cache: 'true', ...params })}`, { headers: { 'x-api-key': key } });
+      const body = (await res.json()) as { suggestions?: unknown[]; debug?: { vector?: { graph?: { ready?: boolean } } } };
+      if (res.status !== 200) throw new Error(`${index}: HTTP ${res.status}`);
+      return { ms: performance.now() - started, body };
+    };
+    // the large engine loaded, with its graphs built (asked every 2 s meanwhile, so it stays)
+    await ask('big', big.privateKey, { query: 'drill' });
+    const graphsFrom = Date.now();
+    while ((await ask('big', big.privateKey, { route: 'autocomplete', query: 'drill', mode: 'vector_only', debug: 'true' })).body.debug?.vector?.graph?.ready !== true) await sleep(2000);
+    log(`graphs of ${big.documents} documents ready after ${Math.round((Date.now() - graphsFrom) / 1000)} s`);
+    await ask('big', big.privateKey, { route: 'autocomplete', query: 'cordless drill', mode: 'hybrid' });
+    const lastBigQuery = performance.now();
+    stages.loaded = await metrics();
+    log(`loaded: ${JSON.stringify(stages.loaded)}`);
+
+    // the probe, one request at a time, until told to stop
+    const samples: { at: number; ms: number }[] = [];
+    // its first seconds (the small index's first load) are not part of the baseline
+    const probeFrom = performance.now() + 2000;
+    probe = (async () => {
+      const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
+      for (let i = 0; probing; i++) {
+        const at = performance.now();
+        samples.push({ at, ms: (await ask('small', small.privateKey, { query: queries[i % queries.length] as string })).ms });
+        await sleep(5);
+      }
+    })();
+    const unloadsBefore = (stages.loaded as { unloads: number }).unloads;
+    let m = await metrics();
+    const deadline = performance.now() + (idleSeconds * 3 + 120) * 1000;
+    while (m.unloads === unloadsBefore && performance.now() < deadline) {
+      await sleep(250);
+      m = await metrics();
+    }
+    if (m.unloads === unloadsBefore) throw new Error('the large engine was not unloaded');
+    // the unload began at the first idle sweep after idleSeconds (sweeps every idleSeconds/4)
+    const idleFrom = lastBigQuery + idleSeconds * 1000;
+    const unloadedAt = performance.now();
+    stages.unloaded = { ...m, seconds_after_idle: Math.round(unloadedAt - idleFrom) / 1000 };
+    log(`unloaded: ${JSON.stringify(stages.unloaded)}`);
+    await sleep(5000);
+    stages.unloaded_5s = await metrics();
+    log(`5 s later: ${JSON.stringify(stages.unloaded_5s)}`);
+    const readFrom = performance.now();
+    const first = await ask('big', big.privateKey, { route: 'autocomplete', query: 'cordless drill', mode: 'hybrid' });
+    const readUntil = performance.now();
+    await sleep(2000);
+    stages.read_back = { ...(await metrics()), first_query_ms: Math.round(first.ms * 10) / 10 };
+    log(`read back: ${JSON.stringify(stages.read_back)}`);
+    probing = false;
+    await probe;
+
+    const phase = (from: number, until: number): Phase => {
+      const s = samples.filter((x) => x.at >= from && x.at < until).map((x) => x.ms).sort((a, b) => a - b);
+      const r = (v: number) => Math.round(v * 100) / 100;
+      return { requests: s.length, p50_ms: r(percentile(s, 50)), p99_ms: r(percentile(s, 99)), max_ms: r(s[s.length - 1] ?? 0) };
+    };
+    stages.probe = {
+      'loaded, idle (baseline)': phase(probeFrom, idleFrom),
+      'idle sweeps and the unload': phase(idleFrom, unloadedAt),
+      unloaded: phase(unloadedAt, readFrom),
+      'read back on a query': phase(readFrom, readUntil + 1000),
+    };
+    log(`probe on the small index: ${JSON.stringify(stages.probe)}`);
+  } finally {
+    probing = false;
+    await probe.catch(() => undefined);
+    await node.stop();
+  }
+  const result = { kind: 'idle-large', catalog: values.catalog, idle_seconds: idleSeconds, machine: { cpus: os.cpus().length, loadavg: os.loadavg() }, finished_at: new Date().toISOString(), stages };
+  const out = values.out ?? path.join('loadtest', 'results', `idle-large-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  log(`wrote ${out}`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
