@@ -171,9 +171,9 @@ export class VectorGraphs {
 
   /** Takes a complete graph file as if the builder had written it (see `buildElsewhere`); removes it when not taken. */
   private async hold(seg: Segment, backend: VectorBackend, file: string): Promise<boolean> {
-    let ok = false;
     if (this.needsGraph(seg) && this.complete(seg, backend) === null) {
       const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+      let ok: boolean;
       try {
         ok = this.deferReads ? g.defer(file) : await g.viewAsync(file);
       } catch {
