@@ -6,11 +6,9 @@
 // baseline of the same run for its latency while the engine is unloaded and read back.
 //
 //   node dist/loadtest/idle-large.js [--catalog bestbuy,homedepot,bigbasket,pad:100000] [--idle-s 20] [--out FILE]
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
+import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
 import { percentile } from './load/latency-stats.js';
 import { provisionIndex } from './load/provision-service.js';
@@ -126,14 +124,7 @@ async function main(): Promise<void> {
     await probe.catch(() => undefined);
     await node.stop();
   }
-  const result = { kind: 'idle-large', catalog: values.catalog, idle_seconds: idleSeconds, machine: { cpus: os.cpus().length, loadavg: os.loadavg() }, finished_at: new Date().toISOString(), stages };
-  const out = values.out ?? path.join('loadtest', 'results', `idle-large-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-  log(`wrote ${out}`);
+  log(`wrote ${writeResult('idle-large', values.out, { catalog: values.catalog, idle_seconds: idleSeconds, stages })}`);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -5,11 +5,9 @@
 // /metrics (prom-client's process and Node.js collectors).
 //
 //   node dist/loadtest/many-indexes.js [--indexes 5000] [--tenants 20] [--docs 20] [--idle-s 20] [--out FILE]
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
+import { runMain, writeResult } from './load/result-file.js';
 
 const { values } = parseArgs({
   options: {
@@ -123,14 +121,7 @@ async function main(): Promise<void> {
   } finally {
     await node.stop();
   }
-  const result = { kind: 'many-indexes', indexes, tenants, documents_per_index: docsPerIndex, idle_seconds: idleSeconds, machine: { cpus: os.cpus().length, loadavg: os.loadavg() }, finished_at: new Date().toISOString(), stages };
-  const out = values.out ?? path.join('loadtest', 'results', `many-indexes-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-  log(`wrote ${out}`);
+  log(`wrote ${writeResult('many-indexes', values.out, { indexes, tenants, documents_per_index: docsPerIndex, idle_seconds: idleSeconds, stages })}`);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);
