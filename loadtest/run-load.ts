@@ -12,6 +12,9 @@
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
 //        [--compare-env NAME=VALUE,...]   (with --spawn-single-node: one more single node with these
 //                                          settings, measured as a baseline; repeatable)
+//        [--driver autocannon|wrk] [--wrk-threads N]   (the load generator: autocannon in this
+//                                          process, default; or wrk, in C, which spends far less
+//                                          CPU per request: load-round.ts, wrk-round.ts)
 // See loadtest/README.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,7 +24,8 @@ import { loadCatalogSpec } from './data/catalog.js';
 import { REPO_ROOT } from './data/data-files.js';
 import { suggestContractProblems } from './load/contract-check.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
-import { runRound, type RoundResult } from './load/load-round.js';
+import { runRound, type RoundOptions, type RoundResult } from './load/load-round.js';
+import { runWrkRound } from './load/wrk-round.js';
 import { processCpuSeconds } from './load/process-cpu.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
@@ -49,6 +53,8 @@ const { values } = parseArgs({
     'allow-errors': { type: 'boolean', default: false },
     echo: { type: 'boolean', default: false },
     'compare-env': { type: 'string', multiple: true },
+    driver: { type: 'string', default: 'autocannon' },
+    'wrk-threads': { type: 'string', default: '1' },
   },
 });
 
@@ -256,6 +262,11 @@ async function main() {
   // it every server runs saturated and latency is mostly queueing
   const offeredRate = values.rate === undefined ? undefined : Number(values.rate);
   if (offeredRate !== undefined && !(Number.isInteger(offeredRate) && offeredRate > 0)) usage('--rate must be a positive integer (requests per second)');
+  const driver = values.driver;
+  if (driver !== 'autocannon' && driver !== 'wrk') usage('--driver is autocannon or wrk');
+  const wrkThreads = Number(values['wrk-threads']);
+  if (!(Number.isInteger(wrkThreads) && wrkThreads >= 1)) usage('--wrk-threads must be a whole number of at least 1');
+  const round = (o: RoundOptions): Promise<RoundResult> => (driver === 'wrk' ? runWrkRound({ ...o, threads: wrkThreads }) : runRound(o));
   log(`building the request stream of ${w.name}`);
   const queries = workloadQueries(w);
   const paths = queries.map((q) => requestPath(w, q, index));
@@ -302,7 +313,7 @@ async function main() {
   if (w.warmup_s > 0) {
     for (const s of servers) {
       log(`warm-up ${s.name} ${w.warmup_s} s`);
-      await runRound(runOpts(s, 0, w.warmup_s));
+      await round(runOpts(s, 0, w.warmup_s));
     }
   }
 
@@ -312,7 +323,7 @@ async function main() {
   for (let r = 0; r < w.rounds; r++) {
     for (const s of servers) {
       const cpu0 = cpuOf(s.pids);
-      const res = await runRound(runOpts(s, (r + 1) * stride, w.duration_s));
+      const res = await round(runOpts(s, (r + 1) * stride, w.duration_s));
       const cpu1 = cpuOf(s.pids);
       const t = totals.get(s)!;
       const { stats, ...rest } = res;
@@ -360,7 +371,7 @@ async function main() {
   // the report
   const lines = [
     '',
-    `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${offeredRate === undefined ? 'saturating' : `offered ${offeredRate} req/s`}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs`,
+    `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${offeredRate === undefined ? 'saturating' : `offered ${offeredRate} req/s`}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs, driver ${driver}${driver === 'wrk' ? ` (${wrkThreads} thread${wrkThreads > 1 ? 's' : ''})` : ''}`,
     '',
     '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU µs/req | non-2xx | errors | timeouts |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -388,6 +399,7 @@ async function main() {
     index,
     requests_in_stream: paths.length,
     offered_rate: offeredRate ?? null,
+    driver: driver === 'wrk' ? { name: 'wrk', threads: wrkThreads } : { name: 'autocannon' },
     finished_at: new Date().toISOString(),
     loadavg_at_start: loadAtStart,
     machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg() },
