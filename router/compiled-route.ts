@@ -2,15 +2,15 @@
 // tenant-scoped routes, its body mode settled and its metric series cached, so the per-request
 // path does no schema work and no label lookups.
 import { Type, type TObject } from '@sinclair/typebox';
-import type { Histogram, Counter } from 'prom-client';
+import type { HotCounterSeries, HotHistogramSeries } from '../node/runtime/hot-metrics.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import { ID_PATTERN } from '../node/runtime/ids.js';
 import { RequestValidator, withProperties } from './request-validator.js';
 import type { BodyMode, Route } from './route.js';
 
 interface Series {
-  count: Counter.Internal;
-  time: Histogram.Internal<'route' | 'method' | 'status'>;
+  count: HotCounterSeries;
+  time: HotHistogramSeries;
 }
 
 const TenantQuery = Type.Optional(Type.String({ pattern: ID_PATTERN, description: 'Tenant to act for; defaults to the key\'s own tenant. Admin keys must name one.' }));

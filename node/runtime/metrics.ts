@@ -1,39 +1,31 @@
 // Process-wide Prometheus metrics (prom-client). One registry per process, exposed by the router
 // at GET /metrics; every role registers its own series on `metrics.registry`. HTTP series are
 // labelled by route template (never the raw path) so cardinality stays bounded.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { HotCounter, HotHistogram } from './hot-metrics.js';
 
 type HttpLabels = 'route' | 'method' | 'status';
 
 export class Metrics {
   readonly registry: Registry;
-  readonly httpRequests: Counter<HttpLabels>;
-  readonly httpDuration: Histogram<HttpLabels>;
-  readonly cacheLookups: Counter<'cache' | 'result'>;
+  // recorded on every request: series of hot-metrics.ts, not prom-client's own
+  readonly httpRequests: HotCounter<HttpLabels>;
+  readonly httpDuration: HotHistogram<HttpLabels>;
+  readonly cacheLookups: HotCounter<'cache' | 'result'>;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = new Registry();
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new Counter({
-      name: 'suggest_http_requests_total',
-      help: 'HTTP requests by route template, method and status.',
-      labelNames: ['route', 'method', 'status'],
-      registers: [this.registry],
-    });
+    this.httpRequests = new HotCounter('suggest_http_requests_total', 'HTTP requests by route template, method and status.', ['route', 'method', 'status'], this.registry);
     // Buckets start at 250µs: typeahead answers from memory in well under a millisecond.
-    this.httpDuration = new Histogram({
-      name: 'suggest_http_request_duration_seconds',
-      help: 'HTTP request latency by route template, method and status.',
-      labelNames: ['route', 'method', 'status'],
-      buckets: [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [this.registry],
-    });
-    this.cacheLookups = new Counter({
-      name: 'suggest_cache_lookups_total',
-      help: 'Cache lookups by cache and result (hit, miss); the hit ratio is hit / (hit + miss).',
-      labelNames: ['cache', 'result'],
-      registers: [this.registry],
-    });
+    this.httpDuration = new HotHistogram(
+      'suggest_http_request_duration_seconds',
+      'HTTP request latency by route template, method and status.',
+      ['route', 'method', 'status'],
+      [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      this.registry,
+    );
+    this.cacheLookups = new HotCounter('suggest_cache_lookups_total', 'Cache lookups by cache and result (hit, miss); the hit ratio is hit / (hit + miss).', ['cache', 'result'], this.registry);
   }
 
   /**
