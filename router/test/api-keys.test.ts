@@ -23,5 +23,9 @@ describe('api keys', () => {
     expect(sameKeyHash(h, hashApiKey('a'))).toBe(true);
     expect(sameKeyHash(h, hashApiKey('b'))).toBe(false);
     expect(sameKeyHash(h, 'short')).toBe(false);
+    // a difference in the first or the last character alone
+    const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === '0' ? '1' : '0') + s.slice(i + 1);
+    expect(sameKeyHash(h, flip(h, 0))).toBe(false);
+    expect(sameKeyHash(h, flip(h, 63))).toBe(false);
   });
 });
