@@ -10,7 +10,7 @@
 // (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
 // its interval and makes a query wait, briefly, only for documents it must see that are still
 // being built.
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
@@ -155,6 +155,7 @@ export class SearchHost implements QueryHandler {
     this.refresher = new EngineRefresher({ ...opts.refresh, pool: this.pool, log: opts.log });
     this.embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : opts.embeddings;
     this.syncSnapshotMaxBytes = opts.syncSnapshotMaxBytes ?? SYNC_SNAPSHOT_MAX_BYTES;
+    removePartialUnloads(path.join(opts.dataDir, 'engine'));
     const idleMs = opts.engineIdleMs ?? DEFAULT_ENGINE_IDLE_MS;
     if (idleMs > 0) {
       // a part is unloaded between idleMs and idleMs + one sweep after its last query
@@ -673,6 +674,25 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
   const { bytesRead } = await file.read(out, 0, length, position);
   if (bytesRead !== length) throw new Error('engine snapshot is truncated');
   return out;
+}
+
+/** The files of unloads a stopped process left half written (see `unloadLarge`); never read, removed at start. */
+function removePartialUnloads(engineDir: string): void {
+  let partitions: string[];
+  try {
+    partitions = readdirSync(engineDir).filter((d) => /^p\d+$/.test(d));
+  } catch {
+    return; // no engine directory yet
+  }
+  for (const p of partitions) {
+    let names: string[];
+    try {
+      names = readdirSync(path.join(engineDir, p));
+    } catch {
+      continue;
+    }
+    for (const name of names) if (name.endsWith('.unloading')) rmSync(path.join(engineDir, p, name), { recursive: true, force: true });
+  }
 }
 
 function segmentBytes(engine: SuggestEngine): number {

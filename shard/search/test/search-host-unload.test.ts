@@ -4,7 +4,7 @@
 // partial file stays behind; a later unload then succeeds and the snapshot read back (also off
 // the event loop) answers as the engine did. A real shard node on RocksDB in a temporary
 // directory, a real segment pool; `syncSnapshotMaxBytes: 0` sends every engine the large way.
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type * as pb from '../../../proto/gen/shard.js';
@@ -144,6 +144,19 @@ describe('unloading a large engine', () => {
     expect(engineFiles().filter((f) => f.includes('.unloading') || f.endsWith('.snap'))).toEqual([]);
     expect(await answers()).toEqual(before);
   }, 30_000);
+
+  it('removes the partial files of an unload a stopped process left behind when it starts', async () => {
+    await answers();
+    // what a process killed while an unload wrote leaves: a partial snapshot and graph directory
+    const engineDir = path.join(dir.dir, 'engine', `p${ref.partition}`);
+    mkdirSync(path.join(engineDir, 'x.snap.graphs.unloading'), { recursive: true });
+    writeFileSync(path.join(engineDir, 'x.snap.graphs.unloading', '0.hnswlib'), 'partial');
+    writeFileSync(path.join(engineDir, 'x.snap.unloading'), 'partial');
+    writeFileSync(path.join(engineDir, 'kept.snap'), 'a snapshot');
+    const again = new SearchHost({ dataDir: dir.dir, engineIdleMs: 0 });
+    expect(engineFiles().sort()).toEqual(['kept.snap']);
+    await again.close();
+  });
 
   it('writes a whole snapshot at close while an unload is in progress', async () => {
     const before = await answers();
