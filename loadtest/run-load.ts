@@ -12,9 +12,10 @@
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
 //        [--compare-env NAME=VALUE,...]   (with --spawn-single-node: one more single node with these
 //                                          settings, measured as a baseline; repeatable)
-//        [--driver autocannon|wrk] [--wrk-threads N]   (the load generator: autocannon in this
-//                                          process, default; or wrk, in C, which spends far less
-//                                          CPU per request: load-round.ts, wrk-round.ts)
+//        [--driver wrk|autocannon] [--wrk-threads N]   (the load generator: wrk, in C, when it is
+//                                          installed and no --rate is asked for; otherwise autocannon
+//                                          in this process, which spends about as much CPU per request
+//                                          as bare uWS: load-round.ts, wrk-round.ts)
 // See loadtest/README.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,7 +26,7 @@ import { REPO_ROOT } from './data/data-files.js';
 import { suggestContractProblems } from './load/contract-check.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundOptions, type RoundResult } from './load/load-round.js';
-import { runWrkRound } from './load/wrk-round.js';
+import { runWrkRound, wrkInstalled } from './load/wrk-round.js';
 import { processCpuSeconds } from './load/process-cpu.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
@@ -53,7 +54,7 @@ const { values } = parseArgs({
     'allow-errors': { type: 'boolean', default: false },
     echo: { type: 'boolean', default: false },
     'compare-env': { type: 'string', multiple: true },
-    driver: { type: 'string', default: 'autocannon' },
+    driver: { type: 'string' },
     'wrk-threads': { type: 'string', default: '1' },
   },
 });
@@ -262,8 +263,12 @@ async function main() {
   // it every server runs saturated and latency is mostly queueing
   const offeredRate = values.rate === undefined ? undefined : Number(values.rate);
   if (offeredRate !== undefined && !(Number.isInteger(offeredRate) && offeredRate > 0)) usage('--rate must be a positive integer (requests per second)');
-  const driver = values.driver;
-  if (driver !== 'autocannon' && driver !== 'wrk') usage('--driver is autocannon or wrk');
+  // wrk by default: autocannon's own CPU per request caps what it can drive on a small machine
+  const driver = values.driver ?? (offeredRate === undefined && wrkInstalled() ? 'wrk' : 'autocannon');
+  if (driver !== 'autocannon' && driver !== 'wrk') usage('--driver is wrk or autocannon');
+  if (values.driver === undefined && driver === 'autocannon') {
+    log(offeredRate === undefined ? 'wrk is not installed (apt-get install -y wrk): driving the load with autocannon, whose own CPU per request caps the ratios to bare-uws' : '--rate: driving the load with autocannon (wrk offers no fixed rate)');
+  }
   const wrkThreads = Number(values['wrk-threads']);
   if (!(Number.isInteger(wrkThreads) && wrkThreads >= 1)) usage('--wrk-threads must be a whole number of at least 1');
   const round = (o: RoundOptions): Promise<RoundResult> => (driver === 'wrk' ? runWrkRound({ ...o, threads: wrkThreads }) : runRound(o));

@@ -5,7 +5,7 @@
 // 131k req/s to wrk and 31k to autocannon here. wrk keeps its own histogram (microseconds);
 // the Lua script hands back its quantile function on a grid dense in the tail, from which the
 // round's latency distribution is rebuilt (its percentiles at the grid points are wrk's own).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,6 +51,12 @@ done = function(summary, latency, requests)
   io.write("WRK-QUANTILES " .. table.concat(q, ",") .. "\\n")
 end
 `;
+
+/** Whether `wrk` can be run here. */
+export function wrkInstalled(): boolean {
+  const r = spawnSync('wrk', ['-v'], { stdio: 'ignore' });
+  return r.error === undefined;
+}
 
 export async function runWrkRound(opts: RoundOptions & { threads?: number }): Promise<RoundResult> {
   if (opts.rate !== undefined) throw new Error('wrk offers no fixed request rate: drop --rate or use --driver autocannon');
