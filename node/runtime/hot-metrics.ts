@@ -21,7 +21,7 @@ interface MetricData {
   aggregator: 'sum';
 }
 
-abstract class HotMetric<L extends string, C> {
+abstract class HotMetric<L extends string, C extends Series> {
   private readonly children = new Map<string, { labels: Record<L, string>; child: C }>();
 
   constructor(
@@ -50,46 +50,49 @@ abstract class HotMetric<L extends string, C> {
   protected abstract create(): C;
   protected abstract values(labels: Record<L, string>, child: C): MetricValue[];
   protected abstract readonly type: MetricData['type'];
-  abstract reset(): void;
-
-  protected each(): Iterable<{ labels: Record<L, string>; child: C }> {
-    return this.children.values();
-  }
 
   /** Series are printed once recorded to, and again after a reset only once recorded to again (as prom-client does). */
   get(): Promise<MetricData> {
     const values: MetricValue[] = [];
-    for (const { labels, child } of this.children.values()) if ((child as { live: boolean }).live) values.push(...this.values(labels, child));
+    for (const { labels, child } of this.children.values()) if (child.live) values.push(...this.values(labels, child));
     return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: 'sum' });
   }
+
+  reset(): void {
+    for (const { child } of this.children.values()) child.reset();
+  }
+}
+
+/** What every series of this module has: whether it was recorded to since the last reset. */
+interface Series {
+  live: boolean;
+  reset(): void;
 }
 
 export interface HotCounterSeries {
   inc(by?: number): void;
 }
 
-class CounterSeries implements HotCounterSeries {
+class CounterSeries implements HotCounterSeries, Series {
   value = 0;
   live = false;
   inc(by = 1): void {
     this.value += by;
     this.live = true;
   }
+  reset(): void {
+    this.value = 0;
+    this.live = false;
+  }
 }
 
-export class HotCounter<L extends string> extends HotMetric<L, HotCounterSeries> {
+export class HotCounter<L extends string> extends HotMetric<L, CounterSeries> {
   protected readonly type = 'counter';
-  protected create(): HotCounterSeries {
+  protected create(): CounterSeries {
     return new CounterSeries();
   }
-  protected values(labels: Record<L, string>, child: HotCounterSeries): MetricValue[] {
-    return [{ labels, value: (child as CounterSeries).value }];
-  }
-  reset(): void {
-    for (const { child } of this.each()) {
-      (child as CounterSeries).value = 0;
-      (child as CounterSeries).live = false;
-    }
+  protected values(labels: Record<L, string>, child: CounterSeries): MetricValue[] {
+    return [{ labels, value: child.value }];
   }
 }
 
@@ -97,7 +100,7 @@ export interface HotHistogramSeries {
   observe(value: number): void;
 }
 
-class HistogramSeries implements HotHistogramSeries {
+class HistogramSeries implements HotHistogramSeries, Series {
   /** observations at or below each bound, not cumulated (the last: above every bound) */
   readonly counts: Float64Array;
   sum = 0;
@@ -117,9 +120,16 @@ class HistogramSeries implements HotHistogramSeries {
     this.count++;
     this.live = true;
   }
+
+  reset(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
+    this.live = false;
+  }
 }
 
-export class HotHistogram<L extends string> extends HotMetric<L, HotHistogramSeries> {
+export class HotHistogram<L extends string> extends HotMetric<L, HistogramSeries> {
   protected readonly type = 'histogram';
   private readonly bounds: Float64Array;
 
@@ -128,12 +138,11 @@ export class HotHistogram<L extends string> extends HotMetric<L, HotHistogramSer
     this.bounds = Float64Array.from([...buckets].sort((a, b) => a - b));
   }
 
-  protected create(): HotHistogramSeries {
+  protected create(): HistogramSeries {
     return new HistogramSeries(this.bounds);
   }
 
-  protected values(labels: Record<L, string>, child: HotHistogramSeries): MetricValue[] {
-    const s = child as HistogramSeries;
+  protected values(labels: Record<L, string>, s: HistogramSeries): MetricValue[] {
     const out: MetricValue[] = [];
     let cumulated = 0;
     this.bounds.forEach((le, i) => {
@@ -144,15 +153,5 @@ export class HotHistogram<L extends string> extends HotMetric<L, HotHistogramSer
     out.push({ metricName: `${this.name}_sum`, labels, value: s.sum });
     out.push({ metricName: `${this.name}_count`, labels, value: s.count });
     return out;
-  }
-
-  reset(): void {
-    for (const { child } of this.each()) {
-      const s = child as HistogramSeries;
-      s.counts.fill(0);
-      s.sum = 0;
-      s.count = 0;
-      s.live = false;
-    }
   }
 }

@@ -162,53 +162,44 @@ export class VectorGraphs {
       ok = false;
     }
     if (!ok) return false;
-    let m = this.graphs.get(seg);
-    if (m === undefined) this.graphs.set(seg, (m = new Map()));
-    m.set(backend, g);
-    this.wake();
+    this.put(seg, backend, g);
     return true;
   }
 
-  /** Takes a complete graph file as if the builder had written it (see `buildElsewhere`); removes it when not taken. */
-  private async hold(seg: Segment, backend: VectorBackend, file: string): Promise<boolean> {
+  /**
+   * `adopt` (not mapped) with the file read off the event loop where the library can (hnswlib).
+   * With `held`, the file becomes the engine's as the builder's files are (see `buildElsewhere`):
+   * removed with the segment, or at once when it is not taken, and an owner that defers its
+   * reads does not read it.
+   */
+  async adoptAsync(seg: Segment, backend: VectorBackend, file: string, held = false): Promise<boolean> {
+    let g: GraphIndex | null = null;
     if (this.needsGraph(seg) && this.complete(seg, backend) === null) {
-      const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
+      const read = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
       let ok: boolean;
       try {
-        ok = this.deferReads ? g.defer(file) : await g.viewAsync(file);
+        ok = held && this.deferReads ? read.defer(file) : await read.viewAsync(file);
       } catch {
         ok = false;
       }
-      if (ok && !this.closed && this.complete(seg, backend) === null) {
-        let m = this.graphs.get(seg);
-        if (m === undefined) this.graphs.set(seg, (m = new Map()));
-        m.set(backend, g);
-        this.files.set(g, file);
-        this.wake();
-        return true;
-      }
+      // not closed, nor given a graph of this segment meanwhile
+      if (ok && !this.closed && this.complete(seg, backend) === null) g = read;
     }
-    rmSync(file, { force: true });
-    return false;
+    if (g === null) {
+      if (held) rmSync(file, { force: true });
+      return false;
+    }
+    this.put(seg, backend, g);
+    if (held) this.files.set(g, file);
+    return true;
   }
 
-  /** `adopt` (not mapped) with the file read off the event loop where the library can (hnswlib). */
-  async adoptAsync(seg: Segment, backend: VectorBackend, file: string): Promise<boolean> {
-    if (!this.needsGraph(seg) || this.complete(seg, backend) !== null) return false;
-    const g = createGraph(backend, seg.vectors, seg.meta.vectorDims, this.opts.graph);
-    let ok: boolean;
-    try {
-      ok = await g.viewAsync(file);
-    } catch {
-      ok = false;
-    }
-    // closed, or given a graph of this segment meanwhile
-    if (!ok || this.closed || this.complete(seg, backend) !== null) return false;
+  /** Makes `g` the graph of `seg` for `backend` and wakes whoever waits for graphs. */
+  private put(seg: Segment, backend: VectorBackend, g: GraphIndex): void {
     let m = this.graphs.get(seg);
     if (m === undefined) this.graphs.set(seg, (m = new Map()));
     m.set(backend, g);
     this.wake();
-    return true;
   }
 
   /**
@@ -334,8 +325,14 @@ export class VectorGraphs {
    * the graphs read.
    */
   load(segments: readonly Segment[], dir: string): number {
+    let manifest: string;
+    try {
+      manifest = readFileSync(path.join(dir, MANIFEST), 'utf8');
+    } catch {
+      return 0;
+    }
     let read = 0;
-    for (const { saved, seg } of this.fitting(segments, readManifest(() => readFileSync(path.join(dir, MANIFEST), 'utf8')))) {
+    for (const { saved, seg } of this.fitting(segments, parseManifest(manifest))) {
       if (vectorsHash(seg) !== saved.vectors) continue;
       const file = path.join(dir, path.basename(saved.file));
       // the libraries trust their files: only one byte-identical to the one written is read
@@ -352,14 +349,14 @@ export class VectorGraphs {
 
   /** `load` with its reads off the event loop and its hashing in slices (see `saveAsync`). */
   async loadAsync(segments: readonly Segment[], dir: string): Promise<number> {
-    let text: string | null = null;
+    let manifest: string;
     try {
-      text = await readFile(path.join(dir, MANIFEST), 'utf8');
+      manifest = await readFile(path.join(dir, MANIFEST), 'utf8');
     } catch {
       return 0;
     }
     let read = 0;
-    for (const { saved, seg } of this.fitting(segments, readManifest(() => text))) {
+    for (const { saved, seg } of this.fitting(segments, parseManifest(manifest))) {
       if ((await sha1InSlices(vectorBytes(seg))) !== saved.vectors) continue;
       const file = path.join(dir, path.basename(saved.file));
       let hash: string;
@@ -373,7 +370,7 @@ export class VectorGraphs {
       // that defers its reads (its searches run on query threads) never reads it, and the threads
       // are handed it as it is
       const kept = this.builder?.keepFile ? await keep(file, await this.builder.keepFile(saved.backend)) : null;
-      if (kept !== null ? await this.hold(seg, saved.backend, kept) : await this.adoptAsync(seg, saved.backend, file)) read++;
+      if (await this.adoptAsync(seg, saved.backend, kept ?? file, kept !== null)) read++;
     }
     return read;
   }
@@ -546,11 +543,9 @@ function vectorsHash(seg: Segment): string {
   return sha1(vectorBytes(seg));
 }
 
-/** The graphs of a manifest `read` returns; none when it cannot be read or is of another version. */
-function readManifest(read: () => string | null): SavedGraph[] {
+/** The graphs of a manifest's text; none when it is not one, or of another version. */
+function parseManifest(text: string): SavedGraph[] {
   try {
-    const text = read();
-    if (text === null) return [];
     const manifest = JSON.parse(text) as { v: number; graphs: SavedGraph[] };
     return manifest.v === MANIFEST_VERSION && Array.isArray(manifest.graphs) ? manifest.graphs : [];
   } catch {

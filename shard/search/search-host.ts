@@ -262,9 +262,8 @@ export class SearchHost implements QueryHandler {
       rmSync(partialGraphs, { recursive: true, force: true });
     };
     try {
-      const stats = store.stats(entry.ref);
-      const head = snapshotHead({ v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
-      const pieces = [head, ...engine.serializePieces()];
+      const header = snapshotHeader(store, entry.ref);
+      const pieces = [snapshotHead(header), ...engine.serializePieces()];
       await mkdir(path.dirname(file), { recursive: true });
       const out = await open(partial, 'w');
       try {
@@ -286,7 +285,7 @@ export class SearchHost implements QueryHandler {
       // a snapshot exists again: the next write before a query must remove it (see onChange)
       this.snapshotsDropped.delete(key);
       this.unloads++;
-      this.opts.log?.info('idle engine unloaded', { index: entry.ref.physicalIndexId, part: entry.ref.part, documents: stats.documentCount, graphs, ms: Math.round(performance.now() - started), loaded: this.entries.size });
+      this.opts.log?.info('idle engine unloaded', { index: entry.ref.physicalIndexId, part: entry.ref.part, documents: header.documents, graphs, ms: Math.round(performance.now() - started), loaded: this.entries.size });
     } catch (err) {
       discard();
       this.opts.log?.warn('engine snapshot failed; the engine stays loaded', { err, index: entry.ref.physicalIndexId });
@@ -488,8 +487,7 @@ export class SearchHost implements QueryHandler {
     const store = this.stores.get(entry.partition);
     if (!store || store.isClosed) return false;
     try {
-      const stats = store.stats(entry.ref);
-      this.writeSnapshot(entry.ref, engine, { v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes });
+      this.writeSnapshot(entry.ref, engine, snapshotHeader(store, entry.ref));
       return true;
     } catch (err) {
       this.opts.log?.warn(failure, { err, index: entry.ref.physicalIndexId });
@@ -620,10 +618,10 @@ export class SearchHost implements QueryHandler {
     }
     rmSync(file, { force: true }); // an open handle still reads it
     try {
-      const prefix = Buffer.isBuffer(source) ? source : await readAt(source, 0, 4);
-      const headerLength = prefix.readUInt32LE(0);
-      const headerBytes = Buffer.isBuffer(source) ? source.subarray(4, 4 + headerLength) : await readAt(source, 4, headerLength);
-      const header = JSON.parse(headerBytes.toString('utf8')) as SnapshotHeader;
+      // the header: its length (u32 LE), then JSON (see snapshotHead)
+      const read = (position: number, length: number) => (Buffer.isBuffer(source) ? source.subarray(position, position + length) : readAt(source, position, length));
+      const headerLength = (await read(0, 4)).readUInt32LE(0);
+      const header = JSON.parse((await read(4, headerLength)).toString('utf8')) as SnapshotHeader;
       if (header.v !== SNAPSHOT_VERSION || header.documents !== documents || header.stored_bytes !== storedBytes) return null;
       // ANN graphs saved with the snapshot (read only onto the same vectors; the rest rebuild)
       let engine: SuggestEngine;
@@ -652,12 +650,18 @@ export class SearchHost implements QueryHandler {
     const file = this.snapshotPath(ref);
     mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.tmp`;
-    writeFileSync(tmp, Buffer.concat([snapshotHead(header), engine.serialize()]));
+    writeFileSync(tmp, Buffer.concat([snapshotHead(header), ...engine.serializePieces()]));
     renameSync(tmp, file);
     // complete ANN graphs too, so vector queries after a restart need not wait for a rebuild
     const graphs = engine.saveGraphs(graphsDir(file));
     if (graphs > 0) this.opts.log?.info('engine graphs saved', { index: ref.physicalIndexId, part: ref.part, graphs });
   }
+}
+
+/** The header of a snapshot of `ref`'s engine: the store's document count and bytes, which a read checks. */
+function snapshotHeader(store: PartitionStore, ref: pb.IndexRef): SnapshotHeader {
+  const stats = store.stats(ref);
+  return { v: SNAPSHOT_VERSION, documents: stats.documentCount, stored_bytes: stats.storedBytes };
 }
 
 /** A snapshot file starts with its header's length (u32 LE) and the header (JSON); the engine's bytes follow. */
