@@ -12,6 +12,7 @@ import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
 import { percentile } from './load/latency-stats.js';
 import { provisionIndex } from './load/provision-service.js';
+import { readMetrics } from './load/metrics-reader.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,8 +37,9 @@ async function main(): Promise<void> {
   const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds) } });
   const base = node.baseUrl;
   const metrics = async () => {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const read = await readMetrics(base);
+    // an absent series is written as null (NaN in JSON)
+    const value = (name: string) => read(name) ?? NaN;
     const mb = (name: string) => Math.round(value(name) / 1048576);
     return {
       rss_mb: mb('process_resident_memory_bytes'),

@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
+import { readMetrics } from './load/metrics-reader.js';
 
 const { values } = parseArgs({
   options: {
@@ -56,8 +57,9 @@ async function main(): Promise<void> {
     return { status: res.status, body: (await res.json()) as T };
   };
   const memory = async (): Promise<Memory> => {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const read = await readMetrics(base);
+    // an absent series is written as null (NaN in JSON)
+    const value = (name: string) => read(name) ?? NaN;
     return {
       rss_mb: Math.round(value('process_resident_memory_bytes') / 1048576),
       heap_used_mb: Math.round(value('nodejs_heap_size_used_bytes') / 1048576),

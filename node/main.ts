@@ -121,9 +121,6 @@ async function main(): Promise<void> {
     // SUGGEST_FRESH_WAIT_MS: how long a query waits for documents written before it that are still
     // being indexed (a bulk load) before it is answered from those already searchable
     const freshWaitMs = Number(process.env.SUGGEST_FRESH_WAIT_MS ?? 250);
-    // SUGGEST_ENGINE_IDLE_SECONDS: a part's engine unqueried this long is unloaded (0: never; default 1800)
-    const idleSeconds = Number(process.env.SUGGEST_ENGINE_IDLE_SECONDS ?? 1800);
-    if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw new Error(`SUGGEST_ENGINE_IDLE_SECONDS must be a number of seconds, 0 or more; got '${process.env.SUGGEST_ENGINE_IDLE_SECONDS}'`);
     const search = new SearchHost({
       dataDir: config.dataDir,
       log: logger,
@@ -135,7 +132,7 @@ async function main(): Promise<void> {
       // loop, not their cores, is what typeahead waits for.
       typeaheadOnThreads: process.env.SUGGEST_TYPEAHEAD_THREADS === '1',
       graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0',
-      engineIdleMs: idleSeconds * 1000,
+      engineIdleMs: config.engineIdleSeconds * 1000,
       ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { refresh: { freshWaitMs } } : {}),
     });
     registerIndexingMetrics(search);

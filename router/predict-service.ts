@@ -107,18 +107,18 @@ interface Scored {
   ruleStrength: number;
 }
 
-const MAX_CACHE_ENTRIES = 50_000;
-
 export class PredictService {
   private readonly cache: ResponseCache;
   private readonly ranking = new RankingConfig();
 
+  /** `cacheBytes`: the bound of the response cache's estimated memory (0: nothing cached) */
   constructor(
     private readonly data: DataPlane,
     shards: ShardDirectory,
     metrics: Metrics,
+    cacheBytes: number,
   ) {
-    this.cache = new ResponseCache('predict_response', shards, metrics, MAX_CACHE_ENTRIES);
+    this.cache = new ResponseCache('predict_response', shards, metrics, cacheBytes);
   }
 
   async predict(p: PredictParams): Promise<Reply> {

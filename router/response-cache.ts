@@ -1,7 +1,11 @@
 // The router's cache of rendered answers (search and predict). An entry is keyed by everything
 // that shapes the answer, including the generation of its physical index: every change a shard
 // node announces for that index bumps the generation, so no answer older than the last write is
-// ever served. Bounded, with first-in first-out eviction (cheaper than LRU bookkeeping per hit).
+// ever served. Bounded by memory (keys and bodies, estimated per character), with second-chance
+// eviction: the oldest entry goes unless it was served since it was stored or last spared, in
+// which case it moves to the back. A hit costs one flag (no LRU list to relink), and popular
+// prefixes ("s", "sa") stay while the long tail of once-typed ones passes through. Entries of
+// retired generations are never served again and leave the same way.
 //
 // Where the announcements come from decides what "last write" means. The single node sees every
 // write in process. A cluster router follows every shard node's change feed over gRPC (see
@@ -30,8 +34,36 @@ export function sawEveryWrite(parts: readonly { indexing?: number }[]): boolean 
   return unseenDocuments(parts) === 0;
 }
 
-export class ResponseCache {
-  private readonly entries = new Map<string, string>();
+interface Entry {
+  body: string;
+  bytes: number;
+  /** served since it was stored or last spared */
+  used: boolean;
+}
+
+/** Map entry, entry object and string headers of one cached answer, beside its characters. */
+const ENTRY_OVERHEAD_BYTES = 120;
+/** An answer larger than this share of the bound is not kept (it would push out many others). */
+const MAX_ENTRY_SHARE = 1 / 16;
+
+/** a character outside Latin-1 (any UTF-16 unit from 0x100, surrogates included) */
+const TWO_BYTE = /[\u0100-\uffff]/;
+/** Estimated memory of a string: V8 keeps one byte per character unless a character needs two. */
+export function stringBytes(s: string): number {
+  return TWO_BYTE.test(s) ? 2 * s.length : s.length;
+}
+
+/** Entries, estimated bytes and evictions of every live cache of one name, for /metrics. */
+export interface CacheSize {
+  entries: number;
+  bytes: number;
+  evictions: number;
+}
+
+export class ResponseCache implements CacheSize {
+  private readonly byKey = new Map<string, Entry>();
+  private size = 0;
+  private evicted = 0;
   private readonly generations = new Map<string, number>();
   /**
    * The highest generation handed out; `reset` moves every index above it: a generation is never
@@ -43,10 +75,14 @@ export class ResponseCache {
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
 
-  /** `name` labels the cache-lookup metric, e.g. `search_response`. */
-  constructor(name: string, shards: ShardDirectory, metrics: Metrics, private readonly maxEntries: number) {
+  /**
+   * `name` labels the cache's metrics, e.g. `search_response`; `maxBytes` bounds the estimated
+   * memory of its entries (0: nothing is kept).
+   */
+  constructor(name: string, shards: ShardDirectory, metrics: Metrics, private readonly maxBytes: number) {
     this.hits = metrics.cacheLookups.labels(name, 'hit');
     this.misses = metrics.cacheLookups.labels(name, 'miss');
+    metrics.cacheSize(name, this);
     if (typeof shards.subscribeChanges === 'function') {
       shards.subscribeChanges(
         (tenant, physicalId) => this.invalidate(tenant, physicalId),
@@ -56,6 +92,18 @@ export class ResponseCache {
     } else {
       this.live = () => false;
     }
+  }
+
+  get entries(): number {
+    return this.byKey.size;
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  get evictions(): number {
+    return this.evicted;
   }
 
   /**
@@ -73,9 +121,11 @@ export class ResponseCache {
 
   /** The cached body, counting a hit; a miss is counted by `missed` once the answer is computed. */
   get(key: string): string | undefined {
-    const hit = this.entries.get(key);
-    if (hit !== undefined) this.hits.inc();
-    return hit;
+    const hit = this.byKey.get(key);
+    if (hit === undefined) return undefined;
+    hit.used = true;
+    this.hits.inc();
+    return hit.body;
   }
 
   missed(): void {
@@ -83,11 +133,31 @@ export class ResponseCache {
   }
 
   set(key: string, body: string): void {
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+    const bytes = stringBytes(key) + stringBytes(body) + ENTRY_OVERHEAD_BYTES;
+    if (bytes > this.maxBytes * MAX_ENTRY_SHARE) return;
+    const previous = this.byKey.get(key);
+    if (previous !== undefined) {
+      this.size -= previous.bytes;
+      this.byKey.delete(key);
     }
-    this.entries.set(key, body);
+    this.byKey.set(key, { body, bytes, used: false });
+    this.size += bytes;
+    while (this.size > this.maxBytes) this.evictOldest();
+  }
+
+  /** The oldest entry goes, or moves to the back unused if it was served (second chance). */
+  private evictOldest(): void {
+    const oldest = this.byKey.entries().next().value;
+    if (oldest === undefined) return;
+    const [key, entry] = oldest;
+    this.byKey.delete(key);
+    if (entry.used) {
+      entry.used = false;
+      this.byKey.set(key, entry);
+      return;
+    }
+    this.size -= entry.bytes;
+    this.evicted++;
   }
 
   /** Retires every cached answer of one physical index (changed, dropped or swapped). */
@@ -102,6 +172,7 @@ export class ResponseCache {
   reset(): void {
     this.floor = ++this.highest;
     this.generations.clear();
-    this.entries.clear();
+    this.byKey.clear();
+    this.size = 0;
   }
 }

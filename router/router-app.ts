@@ -34,8 +34,10 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const data = new DataPlane(coordinator, shards, log);
   const auth = new Auth(coordinator, config, metrics);
   const limits = new DocumentLimits(coordinator, data);
-  const search = new SearchService(data, shards, metrics);
-  const predict = new PredictService(data, shards, metrics);
+  // the response caches' memory: three quarters for search answers, a quarter for predictions
+  const cacheBytes = config.responseCacheMb * 1024 * 1024;
+  const search = new SearchService(data, shards, metrics, Math.floor(cacheBytes * 0.75));
+  const predict = new PredictService(data, shards, metrics, Math.floor(cacheBytes * 0.25));
   const signer = await Signer.create(config, coordinator);
   const jobs = new JobService(coordinator, data, shards, signer, config, log);
   const events = new MetaHub();

@@ -73,18 +73,18 @@ interface PartVectorDebug {
   benchmark?: { k: number; backends: Record<string, BackendTiming>; overlap_at_k: number; exact_ms: number };
 }
 
-const MAX_CACHE_ENTRIES = 100_000;
-
 export class SearchService {
   private readonly cache: ResponseCache;
   private readonly ranking = new RankingConfig();
 
+  /** `cacheBytes`: the bound of the response cache's estimated memory (0: nothing cached) */
   constructor(
     private readonly data: DataPlane,
     shards: ShardDirectory,
     metrics: Metrics,
+    cacheBytes: number,
   ) {
-    this.cache = new ResponseCache('search_response', shards, metrics, MAX_CACHE_ENTRIES);
+    this.cache = new ResponseCache('search_response', shards, metrics, cacheBytes);
   }
 
   /**

@@ -82,6 +82,13 @@ export interface Config {
   memberTtlSeconds: number;
   /** estimated memory of the search engines' lookup memos over all indexes of a shard node, MB */
   memoBudgetMb: number;
+  /**
+   * estimated memory of a router's response caches (rendered typeahead and autocomplete answers:
+   * three quarters; predict answers: a quarter), MB; 0 caches nothing
+   */
+  responseCacheMb: number;
+  /** a shard node unloads an index part's engine nobody queried for this long, seconds (0: never) */
+  engineIdleSeconds: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -113,10 +120,12 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
   },
 };
 
-function int(env: string | undefined, fallback: number): number {
-  if (env === undefined || env === '') return fallback;
-  const n = Number(env);
-  if (!Number.isFinite(n)) throw new Error(`expected a number, got '${env}'`);
+/** The number in environment variable `name`, `fallback` when it is unset or empty. */
+function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`${name}: expected a number, got '${v}'`);
   return n;
 }
 
@@ -161,6 +170,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeId: undefined,
     memberTtlSeconds: 10,
     memoBudgetMb: 256,
+    responseCacheMb: 128,
+    engineIdleSeconds: 1800,
     logLevel: 'info',
     ...file,
   };
@@ -172,30 +183,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config: Config = {
     ...base,
     roles: roles.length > 0 ? (roles as Role[]) : base.roles,
-    minShardNodes: int(env.SUGGEST_MIN_SHARD_NODES, base.minShardNodes),
+    minShardNodes: num(env, 'SUGGEST_MIN_SHARD_NODES', base.minShardNodes),
     host: env.SUGGEST_HOST ?? base.host,
-    port: int(env.SUGGEST_PORT, base.port),
+    port: num(env, 'SUGGEST_PORT', base.port),
     reusePort: env.SUGGEST_REUSE_PORT !== undefined ? env.SUGGEST_REUSE_PORT === '1' : base.reusePort,
     dataDir: path.resolve(env.SUGGEST_DATA_DIR ?? base.dataDir),
     adminKey: env.SUGGEST_ADMIN_KEY || base.adminKey,
     etcd: etcd.length > 0 ? etcd : base.etcd,
-    partitions: int(env.SUGGEST_PARTITIONS, base.partitions),
-    replicationFactor: int(env.SUGGEST_REPLICATION_FACTOR, base.replicationFactor),
-    maxConcurrentMoves: int(env.SUGGEST_MAX_CONCURRENT_MOVES, base.maxConcurrentMoves),
-    memberTtlSeconds: int(env.SUGGEST_MEMBER_TTL_SECONDS, base.memberTtlSeconds),
-    memoBudgetMb: int(env.SUGGEST_MEMO_BUDGET_MB, base.memoBudgetMb),
-    grpcPort: int(env.SUGGEST_GRPC_PORT, base.grpcPort),
+    partitions: num(env, 'SUGGEST_PARTITIONS', base.partitions),
+    replicationFactor: num(env, 'SUGGEST_REPLICATION_FACTOR', base.replicationFactor),
+    maxConcurrentMoves: num(env, 'SUGGEST_MAX_CONCURRENT_MOVES', base.maxConcurrentMoves),
+    memberTtlSeconds: num(env, 'SUGGEST_MEMBER_TTL_SECONDS', base.memberTtlSeconds),
+    memoBudgetMb: num(env, 'SUGGEST_MEMO_BUDGET_MB', base.memoBudgetMb),
+    responseCacheMb: num(env, 'SUGGEST_RESPONSE_CACHE_MB', base.responseCacheMb),
+    engineIdleSeconds: num(env, 'SUGGEST_ENGINE_IDLE_SECONDS', base.engineIdleSeconds),
+    grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
     logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,
-    backgroundJobThreshold: int(env.SUGGEST_BACKGROUND_JOB_THRESHOLD, base.backgroundJobThreshold),
-    jobBatchSize: int(env.SUGGEST_JOB_BATCH_SIZE, base.jobBatchSize),
-    jobBatchDelayMs: int(env.SUGGEST_JOB_BATCH_DELAY_MS, base.jobBatchDelayMs),
-    jobLeaseTtlSeconds: int(env.SUGGEST_JOB_LEASE_TTL_SECONDS, base.jobLeaseTtlSeconds),
-    jobStuckAfterMs: int(env.SUGGEST_JOB_STUCK_AFTER_MS, base.jobStuckAfterMs),
-    sseHeartbeatMs: int(env.SUGGEST_SSE_HEARTBEAT_MS, base.sseHeartbeatMs),
+    backgroundJobThreshold: num(env, 'SUGGEST_BACKGROUND_JOB_THRESHOLD', base.backgroundJobThreshold),
+    jobBatchSize: num(env, 'SUGGEST_JOB_BATCH_SIZE', base.jobBatchSize),
+    jobBatchDelayMs: num(env, 'SUGGEST_JOB_BATCH_DELAY_MS', base.jobBatchDelayMs),
+    jobLeaseTtlSeconds: num(env, 'SUGGEST_JOB_LEASE_TTL_SECONDS', base.jobLeaseTtlSeconds),
+    jobStuckAfterMs: num(env, 'SUGGEST_JOB_STUCK_AFTER_MS', base.jobStuckAfterMs),
+    sseHeartbeatMs: num(env, 'SUGGEST_SSE_HEARTBEAT_MS', base.sseHeartbeatMs),
     signingSecret: env.SUGGEST_SIGNING_SECRET || base.signingSecret,
-    eventsPerSecond: int(env.SUGGEST_EVENTS_PER_SECOND, base.eventsPerSecond),
-    eventsBurst: int(env.SUGGEST_EVENTS_BURST, base.eventsBurst),
+    eventsPerSecond: num(env, 'SUGGEST_EVENTS_PER_SECOND', base.eventsPerSecond),
+    eventsBurst: num(env, 'SUGGEST_EVENTS_BURST', base.eventsBurst),
   };
   // placement settings: a bad value would stall moves or fail over on every hiccup
   const atLeastOne: [keyof Config, string][] = [
@@ -207,6 +220,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const [field, name] of atLeastOne) {
     const v = config[field];
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number of at least 1, got '${String(v)}'`);
+  }
+  const zeroOrMore: [keyof Config, string][] = [
+    ['responseCacheMb', 'SUGGEST_RESPONSE_CACHE_MB'],
+    ['engineIdleSeconds', 'SUGGEST_ENGINE_IDLE_SECONDS'],
+  ];
+  for (const [field, name] of zeroOrMore) {
+    const v = config[field];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number, 0 or more, got '${String(v)}'`);
   }
   return config;
 }

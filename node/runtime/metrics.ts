@@ -6,12 +6,21 @@ import { HotCounter, HotHistogram } from './hot-metrics.js';
 
 type HttpLabels = 'route' | 'method' | 'status';
 
+/** What a response cache reports at scrape time (router/response-cache.ts). */
+interface CacheSize {
+  readonly entries: number;
+  readonly bytes: number;
+  readonly evictions: number;
+}
+
 export class Metrics {
   readonly registry: Registry;
   // recorded on every request: series of hot-metrics.ts, not prom-client's own
   readonly httpRequests: HotCounter<HttpLabels>;
   readonly httpDuration: HotHistogram<HttpLabels>;
   readonly cacheLookups: HotCounter<'cache' | 'result'>;
+  /** the response caches alive, by name (held weakly: a closed router's cache goes with it) */
+  private readonly caches = new Map<string, Set<WeakRef<CacheSize>>>();
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = new Registry();
@@ -26,6 +35,64 @@ export class Metrics {
       this.registry,
     );
     this.cacheLookups = new HotCounter('suggest_cache_lookups_total', 'Cache lookups by cache and result (hit, miss); the hit ratio is hit / (hit + miss).', ['cache', 'result'], this.registry);
+    const live = (): [string, CacheSize[]][] => this.liveCaches();
+    const sum = (caches: CacheSize[], field: 'entries' | 'bytes') => caches.reduce((n, c) => n + c[field], 0);
+    new Gauge({
+      name: 'suggest_response_cache_entries',
+      help: 'Rendered answers held by each response cache.',
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        for (const [cache, caches] of live()) this.set({ cache }, sum(caches, 'entries'));
+      },
+    });
+    new Gauge({
+      name: 'suggest_response_cache_bytes',
+      help: 'Estimated memory of the keys and bodies held by each response cache (bounded by SUGGEST_RESPONSE_CACHE_MB).',
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        for (const [cache, caches] of live()) this.set({ cache }, sum(caches, 'bytes'));
+      },
+    });
+    // what each cache object has evicted so far was counted: a cache gone since keeps its share
+    const counted = new WeakMap<CacheSize, number>();
+    new Counter({
+      name: 'suggest_response_cache_evictions_total',
+      help: 'Answers each response cache let go to stay within its memory bound.',
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        for (const [cache, caches] of live()) {
+          let grew = 0;
+          for (const c of caches) {
+            grew += c.evictions - (counted.get(c) ?? 0);
+            counted.set(c, c.evictions);
+          }
+          this.inc({ cache }, grew);
+        }
+      },
+    });
+  }
+
+  /** Reports `cache` under `name` at every scrape while it is alive. */
+  cacheSize(name: string, cache: CacheSize): void {
+    let refs = this.caches.get(name);
+    if (refs === undefined) this.caches.set(name, (refs = new Set()));
+    refs.add(new WeakRef(cache));
+  }
+
+  /** The caches alive, by name (references to collected ones are dropped). */
+  private liveCaches(): [string, CacheSize[]][] {
+    return [...this.caches].map(([name, refs]) => {
+      const caches: CacheSize[] = [];
+      for (const ref of refs) {
+        const cache = ref.deref();
+        if (cache === undefined) refs.delete(ref);
+        else caches.push(cache);
+      }
+      return [name, caches];
+    });
   }
 
   /**

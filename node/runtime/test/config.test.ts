@@ -32,6 +32,18 @@ describe('memo budget configuration', () => {
   });
 });
 
+describe('response cache and engine idle settings', () => {
+  it('default to 128 MB and 1800 s, take 0 (nothing cached, never unloaded) and refuse negatives and words, naming the variable', () => {
+    const c = loadConfig({});
+    expect([c.responseCacheMb, c.engineIdleSeconds]).toEqual([128, 1800]);
+    const set = loadConfig({ SUGGEST_RESPONSE_CACHE_MB: '0', SUGGEST_ENGINE_IDLE_SECONDS: '0' });
+    expect([set.responseCacheMb, set.engineIdleSeconds]).toEqual([0, 0]);
+    expect(loadConfig({ SUGGEST_RESPONSE_CACHE_MB: '512', SUGGEST_ENGINE_IDLE_SECONDS: '2.5' })).toMatchObject({ responseCacheMb: 512, engineIdleSeconds: 2.5 });
+    expect(() => loadConfig({ SUGGEST_RESPONSE_CACHE_MB: '-1' })).toThrow(/SUGGEST_RESPONSE_CACHE_MB must be a number, 0 or more, got '-1'/);
+    expect(() => loadConfig({ SUGGEST_ENGINE_IDLE_SECONDS: 'soon' })).toThrow(/SUGGEST_ENGINE_IDLE_SECONDS: expected a number, got 'soon'/);
+  });
+});
+
 describe('default vector backend', () => {
   it('takes hnswlib or usearch and stops the start on anything else', () => {
     expect(() => loadConfig({ SUGGEST_VECTOR_BACKEND: 'usearch' })).not.toThrow();
