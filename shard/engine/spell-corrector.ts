@@ -107,6 +107,21 @@ export class SpellCorrector {
   }
 
   /**
+   * Whether `candidates` can offer a reading other than the query as typed: only a word the index
+   * does not know (as a prefix, for the last word still being typed), or a known one rare enough
+   * to be questioned, has alternatives, and only an unknown word is joined with its neighbour.
+   * Most queries of known words ran the whole search to find nothing to change.
+   */
+  mayChange(words: readonly string[], lastIsPrefix: boolean): boolean {
+    const snap = this.snapshot;
+    return words.some((w, i) => {
+      if (lastIsPrefix && i === words.length - 1) return !snap.hasPrefix(w, this.kind);
+      const own = snap.termWeight(w, this.kind);
+      return own === 0 || (own <= RARE_WORD_MAX && maxEditsFor(w.length) > 0 && !/\d/.test(w));
+    });
+  }
+
+  /**
    * The best readings of the query (at most `max`), best first. Unknown words without any
    * candidate are kept as typed.
    */

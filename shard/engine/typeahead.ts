@@ -43,7 +43,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   // Spelling alternatives: when something is unknown or the tables ran short.
   let corrected: string[] | null = null;
   const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snapshot.hasPrefix(w, 'suggestive') : snapshot.termWeight(w, 'suggestive') === 0));
-  if (unknown || cands.size < limit) {
+  if (unknown || (cands.size < limit && corrector.mayChange(words, lastIsPrefix))) {
     const exactCount = cands.size;
     for (const alt of corrector.candidates(words, lastIsPrefix, 4)) {
       if (!alt.changed) continue;

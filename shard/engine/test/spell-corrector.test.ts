@@ -74,4 +74,23 @@ describe('SpellCorrector', () => {
     expect(alts[0]?.changed).toBe(true);
     expect(alts[0]?.cost).toBeGreaterThan(0);
   });
+
+  it('says a query may change exactly when some reading of it does (known, rare, unknown and glued words, prefixes)', () => {
+    // known words, a rare one (the title typo), unknown ones, pieces, glued words and model numbers
+    const pool = ['samsung', 'galaxy', 'phone', 'flourescent', 'fluorescent', 'tube', 'g135', 'samsng', 'galxy', 'bath', 'room', 'littlegiant', 'lit', 'gal', 'fl', 'zzz', 'x'];
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 600; i++) {
+      const words = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pool[Math.floor(rnd() * pool.length)] as string);
+      for (const prefix of [false, true]) {
+        const changes = c.candidates(words, prefix, 4).some((r) => r.changed);
+        // may change when it cannot is only a missed saving; cannot change when it does would lose a correction
+        if (changes) expect(c.mayChange(words, prefix), `${words.join(' ')} (prefix ${prefix})`).toBe(true);
+      }
+    }
+    expect(c.mayChange(['samsung', 'galaxy'], false)).toBe(false);
+    expect(c.mayChange(['samsung', 'gal'], true)).toBe(false);
+    expect(c.mayChange(['samsung', 'galxy'], false)).toBe(true);
+    expect(c.mayChange(['flourescent', 'tube'], false)).toBe(true);
+  });
 });
