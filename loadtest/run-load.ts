@@ -8,6 +8,8 @@
 //        (--target http://127.0.0.1:PORT --key KEY | --target spawn:fastify-flexsearch | --spawn-single-node | --spawn-cluster)
 //        [--parts N]   (index parts; --spawn-cluster defaults to 3)
 //        [--index products] [--baseline bare-uws,fastify-flexsearch] [--out loadtest/results/x.json]
+//        (a baseline bare-uws@MICROS spends MICROS µs of JavaScript per request before answering:
+//         the ceiling for a handler of that cost)
 //        [--duration S] [--warmup S] [--rounds N] [--connections N] [--rate REQ_PER_S]
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
 //        [--compare-env NAME=VALUE,...]   (with --spawn-single-node: one more single node with these
@@ -28,8 +30,9 @@ import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundOptions, type RoundResult } from './load/load-round.js';
 import { runWrkRound, wrkInstalled } from './load/wrk-round.js';
 import { processCpuSeconds } from './load/process-cpu.js';
+import { cacheLookups, hitRatio, type CacheLookups } from './load/metrics-reader.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
-import { parseBaselineName, spawnBaseline } from './load/spawned-server.js';
+import { parseBaselineSpec, spawnBaseline } from './load/spawned-server.js';
 import { loadWorkload, parseEnvSettings, parseWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
 
 const { values } = parseArgs({
@@ -153,11 +156,11 @@ async function setUpTarget(w: Workload, index: string, compared: Server[]): Prom
   }
   const target = values.target ?? usage('give --target URL, --target spawn:NAME or --spawn-single-node');
   if (target.startsWith('spawn:')) {
-    const name = parseBaselineName(target.slice('spawn:'.length));
+    const spec = parseBaselineSpec(target.slice('spawn:'.length));
     const key = values.key ?? 'loadtest-key';
-    const s = await spawnBaseline(name, ['--index', index, '--key', key, '--catalog', values.catalog]);
+    const s = await spawnBaseline(spec.name, ['--index', index, '--key', key, '--catalog', values.catalog, ...spec.args]);
     cleanups.push(() => s.stop());
-    return { role: 'target', name, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready };
+    return { role: 'target', name: spec.label, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready };
   }
   if (!/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(target)) usage('--target must be a loopback URL such as http://127.0.0.1:8080');
   const baseUrl = target.replace(/\/$/, '');
@@ -234,7 +237,8 @@ async function preflight(s: Server, w: Workload, paths: readonly string[]): Prom
   return { status_counts: statusCounts, problems, mean_body_bytes: bytes / sample.length, mean_suggestions: suggestions / sample.length };
 }
 
-type RunRecord = Omit<RoundResult, 'stats'> & { cpu_us_per_request: number | null; loadavg_1m: number };
+/** `cache_hit_ratio`: the server's response-cache hits over lookups in the round (null: no /metrics) */
+type RunRecord = Omit<RoundResult, 'stats'> & { cpu_us_per_request: number | null; loadavg_1m: number; cache_hit_ratio: number | null };
 interface ServerTotals {
   rounds: RunRecord[];
   stats: LatencyStats;
@@ -245,9 +249,12 @@ interface ServerTotals {
   timeouts: number;
   /** server CPU seconds over the measured rounds (null when not readable) */
   cpu: number | null;
+  /** response-cache lookups over the measured rounds (null when the server has no /metrics) */
+  lookups: CacheLookups | null;
 }
 
 const fmt = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+const fmtShare = (x: number | null) => (x === null || !Number.isFinite(x) ? 'n/a' : `${(100 * x).toFixed(1)} %`);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -279,12 +286,12 @@ async function main() {
 
   const servers: Server[] = [];
   for (const name of (values.baseline ?? '').split(',').filter(Boolean)) {
-    const b = parseBaselineName(name);
+    const b = parseBaselineSpec(name);
     const key = values.key ?? 'loadtest-key';
-    log(`starting baseline ${b}`);
-    const s = await spawnBaseline(b, ['--index', index, '--key', key, '--catalog', values.catalog]);
+    log(`starting baseline ${b.label}`);
+    const s = await spawnBaseline(b.name, ['--index', index, '--key', key, '--catalog', values.catalog, ...b.args]);
     cleanups.push(() => s.stop());
-    servers.push({ role: 'baseline', name: b, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready });
+    servers.push({ role: 'baseline', name: b.label, url: s.url, key, origin: 'spawned baseline', pids: [s.pid], info: s.ready });
   }
   // single nodes with other settings are measured as baselines, before the target in each round
   const compared: Server[] = [];
@@ -322,27 +329,36 @@ async function main() {
     }
   }
 
-  const totals = new Map<Server, ServerTotals>(servers.map((s) => [s, { rounds: [], stats: new LatencyStats(), ok: 0, elapsed: 0, non2xx: 0, errors: 0, timeouts: 0, cpu: 0 }]));
+  const totals = new Map<Server, ServerTotals>(servers.map((s) => [s, { rounds: [], stats: new LatencyStats(), ok: 0, elapsed: 0, non2xx: 0, errors: 0, timeouts: 0, cpu: 0, lookups: { hit: 0, miss: 0 } }]));
   // every server starts a round at the same place in the stream, so all see the same prefixes
   const stride = Math.floor(paths.length / (w.rounds + 1));
   for (let r = 0; r < w.rounds; r++) {
     for (const s of servers) {
+      const lookups0 = await cacheLookups(s.url);
       const cpu0 = cpuOf(s.pids);
       const res = await round(runOpts(s, (r + 1) * stride, w.duration_s));
       const cpu1 = cpuOf(s.pids);
+      const lookups1 = await cacheLookups(s.url);
       const t = totals.get(s)!;
       const { stats, ...rest } = res;
       const cpu = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;
-      const record: RunRecord = { ...rest, loadavg_1m: os.loadavg()[0]!, cpu_us_per_request: cpu !== null && res.ok + res.non2xx > 0 ? (cpu * 1e6) / (res.ok + res.non2xx) : null };
+      const lookups = lookups0 !== null && lookups1 !== null ? { hit: lookups1.hit - lookups0.hit, miss: lookups1.miss - lookups0.miss } : null;
+      const record: RunRecord = {
+        ...rest,
+        loadavg_1m: os.loadavg()[0]!,
+        cpu_us_per_request: cpu !== null && res.ok + res.non2xx > 0 ? (cpu * 1e6) / (res.ok + res.non2xx) : null,
+        cache_hit_ratio: lookups === null ? null : hitRatio(lookups),
+      };
       t.rounds.push(record);
       t.cpu = cpu === null || t.cpu === null ? null : t.cpu + cpu;
+      t.lookups = lookups === null || t.lookups === null ? null : { hit: t.lookups.hit + lookups.hit, miss: t.lookups.miss + lookups.miss };
       t.stats.addAll(stats);
       t.ok += res.ok;
       t.elapsed += res.elapsed_s;
       t.non2xx += res.non2xx;
       t.errors += res.errors;
       t.timeouts += res.timeouts;
-      log(`round ${r + 1}/${w.rounds} ${s.name}: ${fmt(res.rps, 0)} req/s, p50 ${fmt(res.latency.p50_ms, 3)} ms, p99 ${fmt(res.latency.p99_ms, 3)} ms, server CPU ${fmt(record.cpu_us_per_request ?? Number.NaN, 0)} µs/request, non-2xx ${res.non2xx}, errors ${res.errors}, load average ${os.loadavg()[0]!.toFixed(2)}`);
+      log(`round ${r + 1}/${w.rounds} ${s.name}: ${fmt(res.rps, 0)} req/s, p50 ${fmt(res.latency.p50_ms, 3)} ms, p99 ${fmt(res.latency.p99_ms, 3)} ms, server CPU ${fmt(record.cpu_us_per_request ?? Number.NaN, 0)} µs/request, cache hits ${fmtShare(record.cache_hit_ratio)}, non-2xx ${res.non2xx}, errors ${res.errors}, load average ${os.loadavg()[0]!.toFixed(2)}`);
     }
   }
 
@@ -378,11 +394,11 @@ async function main() {
     '',
     `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${offeredRate === undefined ? 'saturating' : `offered ${offeredRate} req/s`}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs, driver ${driver}${driver === 'wrk' ? ` (${wrkThreads} thread${wrkThreads > 1 ? 's' : ''})` : ''}`,
     '',
-    '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU µs/req | non-2xx | errors | timeouts |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU µs/req | cache hits | non-2xx | errors | timeouts |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...summaries.map(
       (x) =>
-        `| ${x.server.name} | ${x.server.role} | ${fmt(x.rps, 0)} | ${fmt(x.latency.p50_ms, 3)} | ${fmt(x.latency.p90_ms, 3)} | ${fmt(x.latency.p99_ms, 3)} | ${fmt(x.latency.p999_ms, 3)} | ${fmt(x.cpuPerRequest, 0)} | ${x.t.non2xx} | ${x.t.errors} | ${x.t.timeouts} |`,
+        `| ${x.server.name} | ${x.server.role} | ${fmt(x.rps, 0)} | ${fmt(x.latency.p50_ms, 3)} | ${fmt(x.latency.p90_ms, 3)} | ${fmt(x.latency.p99_ms, 3)} | ${fmt(x.latency.p999_ms, 3)} | ${fmt(x.cpuPerRequest, 0)} | ${fmtShare(x.t.lookups === null ? null : hitRatio(x.t.lookups))} | ${x.t.non2xx} | ${x.t.errors} | ${x.t.timeouts} |`,
     ),
     '',
     ...comparisons.map(
@@ -417,6 +433,8 @@ async function main() {
       rps: x.rps,
       latency: x.latency,
       cpu_us_per_request: Number.isFinite(x.cpuPerRequest) ? x.cpuPerRequest : null,
+      cache_lookups: x.t.lookups,
+      cache_hit_ratio: x.t.lookups === null ? null : hitRatio(x.t.lookups),
       ok: x.t.ok,
       non2xx: x.t.non2xx,
       errors: x.t.errors,

@@ -70,3 +70,34 @@ export async function readMetrics(base: string, headers: Record<string, string> 
   if (res.status !== 200) throw new Error(`${base}/metrics answered HTTP ${res.status}: ${text.slice(0, 200)}`);
   return metricLookup(parseExposition(text));
 }
+
+/** Response-cache lookups of a service, over its caches of answers (`*_response`). */
+export interface CacheLookups {
+  hit: number;
+  miss: number;
+}
+
+/**
+ * The service's response-cache lookups so far (`suggest_cache_lookups_total` of the caches of
+ * answers), or null when `base` has no readable /metrics (a baseline server).
+ */
+export async function cacheLookups(base: string): Promise<CacheLookups | null> {
+  let samples: Sample[];
+  try {
+    const res = await fetch(`${base}/metrics`);
+    if (res.status !== 200) return null;
+    samples = parseExposition(await res.text());
+  } catch {
+    return null;
+  }
+  // the API-key cache is counted under the same name: every request looks its key up
+  const counted = samples.filter((s) => s.name === 'suggest_cache_lookups_total' && s.labels.cache?.endsWith('_response') === true);
+  if (counted.length === 0) return null;
+  const sum = (result: string) => counted.filter((s) => s.labels.result === result).reduce((n, s) => n + s.value, 0);
+  return { hit: sum('hit'), miss: sum('miss') };
+}
+
+/** Hits over lookups (NaN when there were none). */
+export function hitRatio(l: CacheLookups): number {
+  return l.hit / (l.hit + l.miss);
+}

@@ -21,6 +21,24 @@ export function parseBaselineName(name: string): BaselineName {
   return name as BaselineName;
 }
 
+/** A baseline as run-load names it: `NAME`, or `bare-uws@MICROS` (see bare-uws-server.ts `--work-us`). */
+export interface BaselineSpec {
+  name: BaselineName;
+  /** how the reports name it */
+  label: string;
+  /** arguments of its script beyond the common ones */
+  args: string[];
+}
+
+export function parseBaselineSpec(spec: string): BaselineSpec {
+  const at = spec.indexOf('@');
+  if (at < 0) return { name: parseBaselineName(spec), label: spec, args: [] };
+  const name = parseBaselineName(spec.slice(0, at));
+  const micros = spec.slice(at + 1);
+  if (name !== 'bare-uws' || !/^\d+(\.\d+)?$/.test(micros)) throw new Error(`"${spec}": only bare-uws takes @MICROSECONDS of work per request (e.g. bare-uws@20)`);
+  return { name, label: spec, args: ['--work-us', micros] };
+}
+
 /** Compiled script of a baseline (baselines always run compiled, also under vitest). */
 export function baselineScript(name: BaselineName): string {
   return path.join(REPO_ROOT, 'dist', 'loadtest', 'baselines', `${name}-server.js`);

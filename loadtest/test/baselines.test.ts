@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suggestContractProblems } from '../load/contract-check.js';
 import { runRound } from '../load/load-round.js';
-import { spawnBaseline, type SpawnedServer } from '../load/spawned-server.js';
+import { parseBaselineSpec, spawnBaseline, type SpawnedServer } from '../load/spawned-server.js';
 
 let bare: SpawnedServer;
 let fastify: SpawnedServer;
@@ -31,6 +31,32 @@ describe('bare-uws baseline', () => {
     expect(suggestContractProblems(r.body, '/v1/typeahead')).toEqual([]);
     expect((r.body['suggestions'] as unknown[]).length).toBe(10);
     expect(bare.ready['body_bytes']).toBeGreaterThan(1000);
+  });
+});
+
+describe('bare-uws with work per request (bare-uws@MICROS)', () => {
+  it('names the work in its spec and refuses it elsewhere', () => {
+    expect(parseBaselineSpec('bare-uws')).toEqual({ name: 'bare-uws', label: 'bare-uws', args: [] });
+    expect(parseBaselineSpec('bare-uws@20')).toEqual({ name: 'bare-uws', label: 'bare-uws@20', args: ['--work-us', '20'] });
+    expect(() => parseBaselineSpec('fastify-flexsearch@20')).toThrow(/only bare-uws takes/);
+    expect(() => parseBaselineSpec('bare-uws@soon')).toThrow(/only bare-uws takes/);
+    expect(() => parseBaselineSpec('nginx')).toThrow(/unknown baseline/);
+  });
+
+  it('spends the work on every answer before sending it', async () => {
+    const spec = parseBaselineSpec('bare-uws@3000');
+    const slow = await spawnBaseline(spec.name, ['--index', 'products', ...spec.args]);
+    try {
+      expect(slow.ready['work_us']).toBe(3000);
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        const r = await get(slow, '/v1/typeahead?query=x&index=products');
+        expect(r.status).toBe(200);
+        expect(performance.now() - t0).toBeGreaterThanOrEqual(3);
+      }
+    } finally {
+      await slow.stop();
+    }
   });
 });
 

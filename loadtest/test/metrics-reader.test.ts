@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metricLookup, parseExposition, readMetrics } from '../load/metrics-reader.js';
+import { cacheLookups, hitRatio, metricLookup, parseExposition, readMetrics } from '../load/metrics-reader.js';
 
 const lookup = (text: string) => metricLookup(parseExposition(text));
 
@@ -81,5 +81,42 @@ describe('reading /metrics over HTTP', () => {
 
   it('fails on a refused scrape rather than reading nothing', async () => {
     await expect(readMetrics(base)).rejects.toThrow(/metrics answered HTTP 401/);
+  });
+});
+
+describe('response-cache lookups of a server under load', () => {
+  let server: Server;
+  let base: (path: string) => string;
+
+  beforeAll(async () => {
+    // /svc answers like the service, /json like a bare baseline (a fixed JSON body for any path), the rest 404
+    server = createServer((req, res) => {
+      if (req.url === '/svc/metrics') {
+        res.end(
+          [
+            'suggest_cache_lookups_total{cache="search_response",result="hit"} 90',
+            'suggest_cache_lookups_total{cache="search_response",result="miss"} 10',
+            'suggest_cache_lookups_total{cache="predict_response",result="hit"} 5',
+            'suggest_cache_lookups_total{cache="predict_response",result="miss"} 15',
+            'suggest_cache_lookups_total{cache="api_key",result="hit"} 1000',
+          ].join('\n'),
+        );
+      } else if (req.url?.startsWith('/json/')) res.end('{"suggestions":[]}');
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    base = (path) => `http://127.0.0.1:${port}${path}`;
+  });
+
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('sums hits and misses over the caches of answers (not the API-key cache), and has none for a server without /metrics', async () => {
+    const l = await cacheLookups(base('/svc'));
+    expect(l).toEqual({ hit: 95, miss: 25 });
+    expect(hitRatio(l!)).toBeCloseTo(95 / 120, 12);
+    expect(await cacheLookups(base('/json'))).toBeNull();
+    expect(await cacheLookups(base('/none'))).toBeNull();
+    expect(await cacheLookups('http://127.0.0.1:1')).toBeNull();
   });
 });
