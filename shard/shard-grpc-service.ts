@@ -4,8 +4,9 @@
 // async iterables for the ShardApi; a cancelled upload ends its iterable with an error, never
 // with a normal end, so a truncated file is never stored as complete. WatchChanges streams the
 // node's change notifications to routers, which keep response caches (see serveChanges).
-import type { handleClientStreamingCall, handleServerStreamingCall, handleUnaryCall, ServerReadableStream, ServerWritableStream } from '@grpc/grpc-js';
-import type { BlobChunk, BlobRef, BlobRequest, IndexChange, ShardServiceServer, WatchChangesRequest } from '../proto/gen/shard.js';
+// QueryStream answers the queries a router multiplexes on one stream (see serveQueries).
+import type { handleBidiStreamingCall, handleClientStreamingCall, handleServerStreamingCall, handleUnaryCall, ServerReadableStream, ServerWritableStream } from '@grpc/grpc-js';
+import type { BlobChunk, BlobRef, BlobRequest, IndexChange, QueryFailure, QueryRequest, QueryResponse, QueryStreamRequest, QueryStreamResponse, ShardServiceServer, WatchChangesRequest } from '../proto/gen/shard.js';
 import { SuggestError, toGrpcError } from '../node/runtime/errors.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import type { ShardApi } from '../node/runtime/shard-api.js';
@@ -82,10 +83,15 @@ export function shardGrpcService(api: ShardApi, logger: Logger = rootLog, option
     serveChanges(call, options.changes, options.nodeId ?? '', options.stopping);
   };
 
+  const queryStream: handleBidiStreamingCall<QueryStreamRequest, QueryStreamResponse> = (call) => {
+    serveQueries(call, (query) => api.query(query), (err) => queryFailure(err, log), options.stopping);
+  };
+
   return {
     putBlob,
     getBlob,
     watchChanges,
+    queryStream,
     deleteBlob: unary('deleteBlob', api.deleteBlob.bind(api)),
     startJob: unary('startJob', api.startJob.bind(api)),
     cancelJob: unary('cancelJob', api.cancelJob.bind(api)),
@@ -168,6 +174,76 @@ function serveChanges(call: ServerWritableStream<WatchChangesRequest, IndexChang
   }
   stopping?.addEventListener('abort', stop);
   send('open', null);
+}
+
+const NO_QUERY: QueryRequest = { ref: undefined, kind: '', payload: Buffer.alloc(0) };
+
+/** A failed query as QueryStream carries it; anything but a catalogue error is a bug worth a log line. */
+function queryFailure(err: unknown, log: Logger): QueryFailure {
+  if (!(err instanceof SuggestError)) log.error('shard rpc failed', { method: 'queryStream', err });
+  const e = err instanceof SuggestError ? err : new SuggestError('internal', String((err as Error)?.message ?? err), { cause: err });
+  return { code: e.code, message: e.message, issuesJson: e.issues ? JSON.stringify(e.issues) : '', headersJson: e.headers ? JSON.stringify(e.headers) : '' };
+}
+
+/**
+ * One QueryStream call: every request is answered with its id as soon as its query is done, in
+ * whatever order they finish. When the caller ends its side, or the node stops, the stream ends
+ * once the queries in flight are answered; a query arriving after the node began to stop is
+ * refused at once (unavailable) rather than left to its deadline.
+ */
+function serveQueries(
+  call: Parameters<handleBidiStreamingCall<QueryStreamRequest, QueryStreamResponse>>[0],
+  query: (req: QueryRequest) => Promise<QueryResponse>,
+  failure: (err: unknown) => QueryFailure,
+  stopping: AbortSignal | undefined,
+): void {
+  let inFlight = 0;
+  let ending = false;
+  let closed = false;
+  const send = (out: QueryStreamResponse): void => {
+    if (!closed && !call.cancelled) call.write(out);
+  };
+  const finish = (): void => {
+    if (!ending || inFlight > 0 || closed) return;
+    closed = true;
+    stopping?.removeEventListener('abort', stop);
+    call.end();
+  };
+  const stop = (): void => {
+    ending = true;
+    finish();
+  };
+  const gone = (): void => {
+    closed = true;
+    stopping?.removeEventListener('abort', stop);
+  };
+  call.on('data', (m: QueryStreamRequest) => {
+    if (ending) {
+      send({ id: m.id, response: undefined, failure: failure(new SuggestError('unavailable', 'This shard node is stopping; ask again.')) });
+      return;
+    }
+    inFlight++;
+    let answered: Promise<QueryResponse>;
+    try {
+      answered = query(m.query ?? NO_QUERY);
+    } catch (err) {
+      answered = Promise.reject(err);
+    }
+    answered
+      .then(
+        (response) => send({ id: m.id, response, failure: undefined }),
+        (err: unknown) => send({ id: m.id, response: undefined, failure: failure(err) }),
+      )
+      .finally(() => {
+        inFlight--;
+        finish();
+      });
+  });
+  call.on('end', stop);
+  call.on('cancelled', gone);
+  call.on('error', gone);
+  if (stopping?.aborted) stop();
+  else stopping?.addEventListener('abort', stop);
 }
 
 /** The messages of a client stream; throws if the caller cancelled instead of ending the stream. */

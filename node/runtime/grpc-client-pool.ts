@@ -6,9 +6,11 @@
 // ways: a slow disk on the shard slows the reader of an upload, a slow HTTP client the download.
 // The pool is also the router's change feed (grpc-change-feed.ts): it follows every shard node's
 // WatchChanges stream and announces the writes it forwards itself as soon as they are answered.
-import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
+// Queries, the hot path of a cluster router, travel on one QueryStream per node (QueryMux): a
+// message on an open stream costs a fraction of a unary call.
+import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientDuplexStream, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import * as pb from '../../proto/gen/shard.js';
-import { SuggestError, fail, fromGrpcError, suggestError } from './errors.js';
+import { ERRORS, SuggestError, fail, fromGrpcError, suggestError, type ErrorCode, type ValidationIssue } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
 import { GrpcChangeFeed, type ChangeStreamHandlers, type GrpcChangeFeedOptions } from './grpc-change-feed.js';
 import type { NodeId } from './ids.js';
@@ -58,6 +60,7 @@ const S = pb.ShardServiceService;
 /** The ShardApi of one address; built once per address, so a call allocates only its own state. */
 class RemoteShard implements ShardApi {
   private turn = 0;
+  private readonly queries: QueryMux;
 
   constructor(
     readonly address: string,
@@ -65,7 +68,9 @@ class RemoteShard implements ShardApi {
     private readonly deadlines: Readonly<Record<ShardMethod, number>>,
     /** told of every write call once it has an outcome (see `written`) */
     private readonly onWrite: (ref: pb.IndexRef | undefined) => void,
-  ) {}
+  ) {
+    this.queries = new QueryMux(() => this.pick(), address);
+  }
 
   upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
     return this.written(req.ref, this.call(S.upsert, this.deadlines.upsert, req));
@@ -86,7 +91,9 @@ class RemoteShard implements ShardApi {
     return this.call(S.indexStats, this.deadlines.indexStats, req);
   }
   query(req: pb.QueryRequest): Promise<pb.QueryResponse> {
-    return this.call(S.query, this.deadlines.query, req);
+    if (this.queries.unsupported) return this.call(S.query, this.deadlines.query, req);
+    // a node of an older build answers QueryStream UNIMPLEMENTED: its queries go unary from then on
+    return this.queries.ask(req, this.deadlines.query).catch((err: unknown) => (err === USE_UNARY ? this.call(S.query, this.deadlines.query, req) : Promise.reject(err)));
   }
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
     return this.call(S.partitionStats, this.deadlines.partitionStats, req);
@@ -190,6 +197,7 @@ class RemoteShard implements ShardApi {
   }
 
   close(): void {
+    this.queries.close();
     for (const c of this.clients) c.close();
   }
 
@@ -216,6 +224,96 @@ class RemoteShard implements ShardApi {
       });
     });
   }
+}
+
+/** Rejection of a query the node could not take on a stream: ask it with a unary call instead. */
+const USE_UNARY = Symbol('use a unary call');
+
+interface WaitingQuery {
+  resolve(res: pb.QueryResponse): void;
+  reject(err: unknown): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The queries of one node on one QueryStream call, opened at the first query and again after it
+ * ends or fails. Each query has its own deadline, past which it is answered `unavailable` (a late
+ * answer is dropped); a stream that fails or ends takes the queries still on it along, answered
+ * as a failed unary call would be. A node that does not know QueryStream (an older build during
+ * a rolling upgrade) answers UNIMPLEMENTED: its queries, those waiting included, go unary.
+ */
+class QueryMux {
+  private call: ClientDuplexStream<pb.QueryStreamRequest, pb.QueryStreamResponse> | null = null;
+  private readonly waiting = new Map<number, WaitingQuery>();
+  private nextId = 1;
+  /** the node answered QueryStream UNIMPLEMENTED */
+  unsupported = false;
+
+  constructor(
+    private readonly client: () => Client,
+    private readonly address: string,
+  ) {}
+
+  ask(query: pb.QueryRequest, deadlineMs: number): Promise<pb.QueryResponse> {
+    const call = this.call ?? this.open();
+    const id = this.nextId++;
+    return new Promise<pb.QueryResponse>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(suggestError('unavailable', { reason: `A shard node did not answer (no answer from ${this.address} within ${deadlineMs} ms)` }));
+      }, deadlineMs);
+      this.waiting.set(id, { resolve, reject, timer });
+      call.write({ id, query });
+    });
+  }
+
+  close(): void {
+    const call = this.call;
+    if (call === null) return;
+    this.ended(call, suggestError('unavailable', { reason: `The connection to shard node ${this.address} was closed` }));
+    call.cancel();
+  }
+
+  private open(): ClientDuplexStream<pb.QueryStreamRequest, pb.QueryStreamResponse> {
+    const q = S.queryStream;
+    const call = this.client().makeBidiStreamRequest(q.path, q.requestSerialize, q.responseDeserialize, new Metadata(), {});
+    this.call = call;
+    call.on('data', (m: pb.QueryStreamResponse) => {
+      const w = this.waiting.get(m.id);
+      if (w === undefined) return;
+      this.waiting.delete(m.id);
+      clearTimeout(w.timer);
+      if (m.failure !== undefined) w.reject(failureError(m.failure));
+      else if (m.response !== undefined) w.resolve(m.response);
+      else w.reject(new SuggestError('internal', `${q.path} answered neither a result nor a failure`));
+    });
+    call.on('error', (err: ServiceError) => {
+      if (err.code === status.UNIMPLEMENTED) this.unsupported = true;
+      this.ended(call, this.unsupported ? USE_UNARY : remoteError(err, this.address));
+    });
+    call.on('end', () => this.ended(call, suggestError('unavailable', { reason: `Shard node at ${this.address} ended the query stream` })));
+    return call;
+  }
+
+  /** The stream is over: the queries still on it get `reason`, and the next query opens another. */
+  private ended(call: ClientDuplexStream<pb.QueryStreamRequest, pb.QueryStreamResponse>, reason: unknown): void {
+    if (this.call !== call) return;
+    this.call = null;
+    for (const w of this.waiting.values()) {
+      clearTimeout(w.timer);
+      w.reject(reason);
+    }
+    this.waiting.clear();
+  }
+}
+
+/** The catalogue error a QueryStream answer carries (what `fromGrpcError` rebuilds from a unary call). */
+function failureError(f: pb.QueryFailure): SuggestError {
+  if (!(f.code in ERRORS)) return new SuggestError('internal', f.message);
+  const issues = f.issuesJson === '' ? undefined : (JSON.parse(f.issuesJson) as ValidationIssue[]);
+  const parsed: unknown = f.headersJson === '' ? undefined : JSON.parse(f.headersJson);
+  const headers = parsed !== null && typeof parsed === 'object' ? Object.fromEntries(Object.entries(parsed).filter((kv): kv is [string, string] => typeof kv[1] === 'string')) : undefined;
+  return new SuggestError(f.code as ErrorCode, f.message, { ...(issues ? { issues } : {}), ...(headers ? { headers } : {}) });
 }
 
 function isServiceError(err: unknown): err is ServiceError {

@@ -354,3 +354,133 @@ describe('WatchChanges over gRPC', () => {
     }
   });
 });
+
+describe('QueryStream over gRPC', () => {
+  const never = new Promise<never>(() => undefined);
+  /** A ShardApi whose queries answer `{ echo: payload }` after the payload's `ms`, or never, or fail. */
+  const echo: ShardApi = {
+    upsert: () => never,
+    getDocument: () => never,
+    deleteDocument: () => never,
+    listDocuments: () => never,
+    dropIndex: () => never,
+    indexStats: () => never,
+    partitionStats: () => never,
+    recordEvents: () => never,
+    ...noJobs,
+    query: async (req) => {
+      const p = unpack(req.payload) as { n: number; ms?: number; stuck?: boolean; fail?: boolean };
+      if (p.stuck) return never;
+      if (p.ms) await new Promise((r) => setTimeout(r, p.ms));
+      if (p.fail) throw new SuggestError('validation_failed', `query ${p.n} is wrong`, { issues: [{ loc: ['query', 'limit'], msg: 'too large', type: 'maximum' }] });
+      return { result: pack({ echo: p.n }) };
+    },
+  };
+  /** The service with unary Query refused: a query that does not travel on the stream fails the test. */
+  const streamOnly = (stopping?: AbortSignal) => ({ ...shardGrpcService(echo, quietLogger, { ...(stopping ? { stopping } : {}) }), query: (_call: unknown, cb: (err: unknown) => void) => cb({ code: 9, details: 'unary Query used' }) });
+  const ask = (pool: GrpcClientPool, payload: Record<string, unknown>) => pool.client(ME).query({ ref: refOf('a', 'b'), kind: 'typeahead', payload: pack(payload) });
+
+  it('answers many queries on one stream, each with its own answer, in the order they finish', async () => {
+    const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
+    const pool = new GrpcClientPool({ resolve: () => srv.address });
+    try {
+      const finished: number[] = [];
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, n) =>
+          ask(pool, { n, ms: (n * 7) % 23 }).then((r) => {
+            finished.push(n);
+            return (unpack(r.result) as { echo: number }).echo;
+          }),
+        ),
+      );
+      expect(answers).toEqual(Array.from({ length: 200 }, (_, n) => n));
+      // answered as they finished, not as they were sent
+      expect(finished).not.toEqual([...finished].sort((a, b) => a - b));
+      // catalogue errors keep their code, message and issues
+      const wrong = (await rejection(ask(pool, { n: 7, fail: true }))) as SuggestError;
+      expect([wrong.code, wrong.message, wrong.issues?.[0]?.msg]).toEqual(['validation_failed', 'query 7 is wrong', 'too large']);
+    } finally {
+      pool.close();
+      srv.forceShutdown();
+    }
+  });
+
+  it('gives a stuck query up at its deadline while the stream answers the others', async () => {
+    const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
+    const pool = new GrpcClientPool({ resolve: () => srv.address, deadlines: { query: 300 } });
+    try {
+      const started = Date.now();
+      const stuck = rejection(ask(pool, { n: 1, stuck: true }));
+      const others = await Promise.all([2, 3, 4].map((n) => ask(pool, { n, ms: 10 })));
+      expect(others.map((r) => (unpack(r.result) as { echo: number }).echo)).toEqual([2, 3, 4]);
+      const late = await stuck;
+      expect(late.code).toBe('unavailable');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      expect((unpack((await ask(pool, { n: 5 })).result) as { echo: number }).echo).toBe(5);
+    } finally {
+      pool.close();
+      srv.forceShutdown();
+    }
+  });
+
+  it('fails the queries of a node that dies with unavailable, and opens a new stream to it once it is back', async () => {
+    const first = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
+    const port = first.port;
+    const pool = new GrpcClientPool({ resolve: () => `127.0.0.1:${port}` });
+    try {
+      expect((unpack((await ask(pool, { n: 1 })).result) as { echo: number }).echo).toBe(1);
+      const cut = rejection(ask(pool, { n: 2, stuck: true }));
+      await new Promise((r) => setTimeout(r, 50));
+      first.forceShutdown();
+      expect((await cut).code).toBe('unavailable');
+      const again = await GrpcServer.start({ host: '127.0.0.1', port, shard: streamOnly() as never });
+      try {
+        const deadline = Date.now() + 5_000;
+        let answered: number | null = null;
+        while (answered === null && Date.now() < deadline) {
+          answered = await ask(pool, { n: 3 }).then((r) => (unpack(r.result) as { echo: number }).echo, () => null);
+          if (answered === null) await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(answered).toBe(3);
+      } finally {
+        again.forceShutdown();
+      }
+    } finally {
+      pool.close();
+    }
+  });
+
+  it('ends its streams when the node stops, after answering the queries in flight, without holding up the shutdown', async () => {
+    const stopping = new AbortController();
+    const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly(stopping.signal) as never });
+    const pool = new GrpcClientPool({ resolve: () => srv.address });
+    try {
+      expect((unpack((await ask(pool, { n: 1 })).result) as { echo: number }).echo).toBe(1);
+      const inFlight = ask(pool, { n: 2, ms: 200 });
+      await new Promise((r) => setTimeout(r, 50));
+      stopping.abort();
+      const started = Date.now();
+      await srv.shutdown(5_000);
+      // the open stream did not hold the graceful shutdown for its grace period
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect((unpack((await inFlight).result) as { echo: number }).echo).toBe(2);
+    } finally {
+      pool.close();
+    }
+  });
+
+  it('asks a node that has no QueryStream (an older build) with unary calls', async () => {
+    const impl = shardGrpcService(echo, quietLogger) as unknown as Record<string, unknown>;
+    delete impl.queryStream;
+    const old = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: impl as never });
+    const pool = new GrpcClientPool({ resolve: () => old.address });
+    try {
+      const answers = await Promise.all([1, 2, 3].map((n) => ask(pool, { n })));
+      expect(answers.map((r) => (unpack(r.result) as { echo: number }).echo)).toEqual([1, 2, 3]);
+      expect((unpack((await ask(pool, { n: 4 })).result) as { echo: number }).echo).toBe(4);
+    } finally {
+      pool.close();
+      old.forceShutdown();
+    }
+  });
+});
