@@ -9,6 +9,7 @@
 // Queries, the hot path of a cluster router, travel on one QueryStream per node (QueryMux): a
 // message on an open stream costs a fraction of a unary call.
 import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientDuplexStream, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
+import { Counter, type Registry } from 'prom-client';
 import * as pb from '../../proto/gen/shard.js';
 import { ERRORS, SuggestError, fail, fromGrpcError, suggestError, type ErrorCode, type ValidationIssue } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
@@ -68,8 +69,9 @@ class RemoteShard implements ShardApi {
     private readonly deadlines: Readonly<Record<ShardMethod, number>>,
     /** told of every write call once it has an outcome (see `written`) */
     private readonly onWrite: (ref: pb.IndexRef | undefined) => void,
+    private readonly series: QuerySeries,
   ) {
-    this.queries = new QueryMux(() => this.pick(), address);
+    this.queries = new QueryMux(() => this.pick(), address, series);
   }
 
   upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
@@ -91,9 +93,14 @@ class RemoteShard implements ShardApi {
     return this.call(S.indexStats, this.deadlines.indexStats, req);
   }
   query(req: pb.QueryRequest): Promise<pb.QueryResponse> {
-    if (this.queries.unsupported) return this.call(S.query, this.deadlines.query, req);
+    if (this.queries.unsupported) return this.unaryQuery(req);
     // a node of an older build answers QueryStream UNIMPLEMENTED: its queries go unary from then on
-    return this.queries.ask(req, this.deadlines.query).catch((err: unknown) => (err === USE_UNARY ? this.call(S.query, this.deadlines.query, req) : Promise.reject(err)));
+    return this.queries.ask(req, this.deadlines.query).catch((err: unknown) => (err === USE_UNARY ? this.unaryQuery(req) : Promise.reject(err)));
+  }
+
+  private unaryQuery(req: pb.QueryRequest): Promise<pb.QueryResponse> {
+    this.series.unary.inc();
+    return this.call(S.query, this.deadlines.query, req);
   }
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
     return this.call(S.partitionStats, this.deadlines.partitionStats, req);
@@ -252,6 +259,7 @@ class QueryMux {
   constructor(
     private readonly client: () => Client,
     private readonly address: string,
+    private readonly series: QuerySeries,
   ) {}
 
   ask(query: pb.QueryRequest, deadlineMs: number): Promise<pb.QueryResponse> {
@@ -270,7 +278,7 @@ class QueryMux {
   close(): void {
     const call = this.call;
     if (call === null) return;
-    this.ended(call, suggestError('unavailable', { reason: `The connection to shard node ${this.address} was closed` }));
+    this.ended(call, suggestError('unavailable', { reason: `The connection to shard node ${this.address} was closed` }), 'closed');
     call.cancel();
   }
 
@@ -278,6 +286,7 @@ class QueryMux {
     const q = S.queryStream;
     const call = this.client().makeBidiStreamRequest(q.path, q.requestSerialize, q.responseDeserialize, new Metadata(), {});
     this.call = call;
+    this.series.opened.inc();
     call.on('data', (m: pb.QueryStreamResponse) => {
       const w = this.waiting.get(m.id);
       if (w === undefined) return;
@@ -289,22 +298,50 @@ class QueryMux {
     });
     call.on('error', (err: ServiceError) => {
       if (err.code === status.UNIMPLEMENTED) this.unsupported = true;
-      this.ended(call, this.unsupported ? USE_UNARY : remoteError(err, this.address));
+      this.ended(call, this.unsupported ? USE_UNARY : remoteError(err, this.address), this.unsupported ? 'unimplemented' : 'error');
     });
-    call.on('end', () => this.ended(call, suggestError('unavailable', { reason: `Shard node at ${this.address} ended the query stream` })));
+    call.on('end', () => this.ended(call, suggestError('unavailable', { reason: `Shard node at ${this.address} ended the query stream` }), 'ended'));
     return call;
   }
 
   /** The stream is over: the queries still on it get `reason`, and the next query opens another. */
-  private ended(call: ClientDuplexStream<pb.QueryStreamRequest, pb.QueryStreamResponse>, reason: unknown): void {
+  private ended(call: ClientDuplexStream<pb.QueryStreamRequest, pb.QueryStreamResponse>, reason: unknown, why: string): void {
     if (this.call !== call) return;
     this.call = null;
+    this.series.ended.labels(why).inc();
     for (const w of this.waiting.values()) {
       clearTimeout(w.timer);
       w.reject(reason);
     }
     this.waiting.clear();
   }
+}
+
+interface QuerySeries {
+  opened: Counter;
+  ended: Counter<'reason'>;
+  unary: Counter;
+}
+
+/** The query streams' series on a registry, registered once (a registry may see several pools in tests). */
+const querySeriesByRegistry = new WeakMap<Registry, QuerySeries>();
+
+function querySeries(registry: Registry): QuerySeries {
+  let series = querySeriesByRegistry.get(registry);
+  if (series === undefined) {
+    series = {
+      opened: new Counter({ name: 'suggest_shard_query_streams_opened_total', help: 'QueryStream calls this router opened to shard nodes (one per node, again after one ends).', registers: [registry] }),
+      ended: new Counter({
+        name: 'suggest_shard_query_streams_ended_total',
+        help: 'QueryStream calls that ended, by reason (error: failed, queries on it answered unavailable; ended: the node ended it, as when it stops; closed: by this router; unimplemented: a node without QueryStream).',
+        labelNames: ['reason'],
+        registers: [registry],
+      }),
+      unary: new Counter({ name: 'suggest_shard_queries_unary_total', help: 'Queries sent as unary calls to shard nodes that have no QueryStream (an older build).', registers: [registry] }),
+    };
+    querySeriesByRegistry.set(registry, series);
+  }
+  return series;
 }
 
 /** The catalogue error a QueryStream answer carries (what `fromGrpcError` rebuilds from a unary call). */
@@ -340,6 +377,7 @@ export class GrpcClientPool implements ShardDirectory {
     if (ref) this.feed.announce(ref.tenantId, ref.physicalIndexId);
   };
   private closed = false;
+  private readonly querySeries: QuerySeries;
 
   constructor(options: GrpcClientPoolOptions) {
     this.resolve = options.resolve;
@@ -361,6 +399,7 @@ export class GrpcClientPool implements ShardDirectory {
       ...(this.channels > 1 ? { 'grpc.use_local_subchannel_pool': 1 } : {}),
       ...options.channelOptions,
     };
+    this.querySeries = querySeries((options.changeFeed?.metrics ?? processMetrics).registry);
     this.feed = new GrpcChangeFeed({
       metrics: processMetrics,
       ...options.changeFeed,
@@ -410,7 +449,7 @@ export class GrpcClientPool implements ShardDirectory {
     if (!remote) {
       const clients: Client[] = [];
       for (let i = 0; i < this.channels; i++) clients.push(new pb.ShardServiceClient(address, credentials.createInsecure(), this.channelOptions));
-      remote = new RemoteShard(address, clients, this.deadlines, this.onWrite);
+      remote = new RemoteShard(address, clients, this.deadlines, this.onWrite, this.querySeries);
       this.byAddress.set(address, remote);
     }
     return remote;

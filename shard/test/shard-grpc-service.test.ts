@@ -7,6 +7,7 @@ import { SuggestError } from '../../node/runtime/errors.js';
 import { GrpcClientPool } from '../../node/runtime/grpc-client-pool.js';
 import { GrpcServer } from '../../node/runtime/grpc-server.js';
 import { NodeId } from '../../node/runtime/ids.js';
+import { metrics } from '../../node/runtime/metrics.js';
 import type { ShardApi } from '../../node/runtime/shard-api.js';
 import { ShardNode } from '../shard-node.js';
 import { shardGrpcService } from '../shard-grpc-service.js';
@@ -379,6 +380,13 @@ describe('QueryStream over gRPC', () => {
   /** The service with unary Query refused: a query that does not travel on the stream fails the test. */
   const streamOnly = (stopping?: AbortSignal) => ({ ...shardGrpcService(echo, quietLogger, { ...(stopping ? { stopping } : {}) }), query: (_call: unknown, cb: (err: unknown) => void) => cb({ code: 9, details: 'unary Query used' }) });
   const ask = (pool: GrpcClientPool, payload: Record<string, unknown>) => pool.client(ME).query({ ref: refOf('a', 'b'), kind: 'typeahead', payload: pack(payload) });
+  /** A counter of this process's registry (its sum over labels matching `labels`). */
+  const counter = async (name: string, labels: Record<string, string> = {}) => {
+    const m = metrics.registry.getSingleMetric(name);
+    if (m === undefined) return 0;
+    const { values } = await m.get();
+    return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+  };
 
   it('answers many queries on one stream, each with its own answer, in the order they finish', async () => {
     const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
@@ -428,11 +436,14 @@ describe('QueryStream over gRPC', () => {
     const port = first.port;
     const pool = new GrpcClientPool({ resolve: () => `127.0.0.1:${port}` });
     try {
+      const opened = await counter('suggest_shard_query_streams_opened_total');
+      const failed = await counter('suggest_shard_query_streams_ended_total', { reason: 'error' });
       expect((unpack((await ask(pool, { n: 1 })).result) as { echo: number }).echo).toBe(1);
       const cut = rejection(ask(pool, { n: 2, stuck: true }));
       await new Promise((r) => setTimeout(r, 50));
       first.forceShutdown();
       expect((await cut).code).toBe('unavailable');
+      expect(await counter('suggest_shard_query_streams_ended_total', { reason: 'error' })).toBe(failed + 1);
       const again = await GrpcServer.start({ host: '127.0.0.1', port, shard: streamOnly() as never });
       try {
         const deadline = Date.now() + 5_000;
@@ -442,6 +453,8 @@ describe('QueryStream over gRPC', () => {
           if (answered === null) await new Promise((r) => setTimeout(r, 100));
         }
         expect(answered).toBe(3);
+        // the first stream, then at least one to the node once it was back
+        expect(await counter('suggest_shard_query_streams_opened_total')).toBeGreaterThanOrEqual(opened + 2);
       } finally {
         again.forceShutdown();
       }
@@ -475,9 +488,13 @@ describe('QueryStream over gRPC', () => {
     const old = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: impl as never });
     const pool = new GrpcClientPool({ resolve: () => old.address });
     try {
+      const unary = await counter('suggest_shard_queries_unary_total');
       const answers = await Promise.all([1, 2, 3].map((n) => ask(pool, { n })));
       expect(answers.map((r) => (unpack(r.result) as { echo: number }).echo)).toEqual([1, 2, 3]);
       expect((unpack((await ask(pool, { n: 4 })).result) as { echo: number }).echo).toBe(4);
+      // all four went unary, the first three after the stream was refused, the fourth at once
+      expect(await counter('suggest_shard_queries_unary_total')).toBe(unary + 4);
+      expect(await counter('suggest_shard_query_streams_ended_total', { reason: 'unimplemented' })).toBeGreaterThanOrEqual(1);
     } finally {
       pool.close();
       old.forceShutdown();
