@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   let handoffPeers: GrpcHandoffPeers | undefined;
   if (clustered) {
     const addresses = new Map<string, string>();
-    const p = new GrpcClientPool({ resolve: (id) => addresses.get(id) });
+    const p = new GrpcClientPool({ resolve: (id) => addresses.get(id), queryStreams: config.queryStreams });
     const refresh = (members: MemberRecord[]) => {
       addresses.clear();
       for (const m of members) if (m.grpc_address) addresses.set(m.node_id, m.grpc_address);

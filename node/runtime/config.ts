@@ -89,6 +89,8 @@ export interface Config {
   responseCacheMb: number;
   /** a shard node unloads an index part's engine nobody queried for this long, seconds (0: never) */
   engineIdleSeconds: number;
+  /** a cluster router sends its queries to each shard node on one gRPC stream (false: a unary call each) */
+  queryStreams: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -119,6 +121,13 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
     features: { personalization: true, merchandising: true, integrations: true },
   },
 };
+
+/** 1 or 0 (true or false) in environment variable `name`. */
+function flag(v: string, name: string): boolean {
+  if (v === '1' || v === 'true') return true;
+  if (v === '0' || v === 'false') return false;
+  throw new Error(`${name} must be 1 or 0, got '${v}'`);
+}
 
 /** The number in environment variable `name`, `fallback` when it is unset or empty. */
 function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -172,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     memoBudgetMb: 256,
     responseCacheMb: 128,
     engineIdleSeconds: 1800,
+    queryStreams: true,
     logLevel: 'info',
     ...file,
   };
@@ -197,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     memoBudgetMb: num(env, 'SUGGEST_MEMO_BUDGET_MB', base.memoBudgetMb),
     responseCacheMb: num(env, 'SUGGEST_RESPONSE_CACHE_MB', base.responseCacheMb),
     engineIdleSeconds: num(env, 'SUGGEST_ENGINE_IDLE_SECONDS', base.engineIdleSeconds),
+    queryStreams: env.SUGGEST_QUERY_STREAMS !== undefined && env.SUGGEST_QUERY_STREAMS !== '' ? flag(env.SUGGEST_QUERY_STREAMS, 'SUGGEST_QUERY_STREAMS') : base.queryStreams,
     grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
     logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,

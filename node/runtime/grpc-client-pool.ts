@@ -35,6 +35,11 @@ export interface GrpcClientPoolOptions {
   maxMessageBytes?: number;
   /** extra grpc-js channel options, applied last */
   channelOptions?: ChannelOptions;
+  /**
+   * Queries on one QueryStream per channel (default); false sends each as a unary call, the way
+   * before streams (SUGGEST_QUERY_STREAMS=0: a way back should a stream misbehave)
+   */
+  queryStreams?: boolean;
   /** change-feed settings (heartbeat, staleness, backoff; metrics default to the process registry) */
   changeFeed?: Omit<GrpcChangeFeedOptions, 'open'>;
 }
@@ -61,7 +66,9 @@ const S = pb.ShardServiceService;
 /** The ShardApi of one address; built once per address, so a call allocates only its own state. */
 class RemoteShard implements ShardApi {
   private turn = 0;
-  private readonly queries: QueryMux;
+  /** one query stream per channel, taken in turn */
+  private readonly queries: QueryMux[];
+  private queryTurn = 0;
 
   constructor(
     readonly address: string,
@@ -70,8 +77,9 @@ class RemoteShard implements ShardApi {
     /** told of every write call once it has an outcome (see `written`) */
     private readonly onWrite: (ref: pb.IndexRef | undefined) => void,
     private readonly series: QuerySeries,
+    streams: boolean,
   ) {
-    this.queries = new QueryMux(() => this.pick(), address, series);
+    this.queries = streams ? clients.map((c) => new QueryMux(c, address, series)) : [];
   }
 
   upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
@@ -93,9 +101,11 @@ class RemoteShard implements ShardApi {
     return this.call(S.indexStats, this.deadlines.indexStats, req);
   }
   query(req: pb.QueryRequest): Promise<pb.QueryResponse> {
-    if (this.queries.unsupported) return this.unaryQuery(req);
+    if (this.queries.length === 0) return this.unaryQuery(req);
+    const mux = this.queries.length === 1 ? this.queries[0]! : this.queries[this.queryTurn++ % this.queries.length]!;
+    if (mux.unsupported) return this.unaryQuery(req);
     // a node of an older build answers QueryStream UNIMPLEMENTED: its queries go unary from then on
-    return this.queries.ask(req, this.deadlines.query).catch((err: unknown) => (err === USE_UNARY ? this.unaryQuery(req) : Promise.reject(err)));
+    return mux.ask(req, this.deadlines.query).catch((err: unknown) => (err === USE_UNARY ? this.unaryQuery(req) : Promise.reject(err)));
   }
 
   private unaryQuery(req: pb.QueryRequest): Promise<pb.QueryResponse> {
@@ -204,7 +214,7 @@ class RemoteShard implements ShardApi {
   }
 
   close(): void {
-    this.queries.close();
+    for (const q of this.queries) q.close();
     for (const c of this.clients) c.close();
   }
 
@@ -243,7 +253,7 @@ interface WaitingQuery {
 }
 
 /**
- * The queries of one node on one QueryStream call, opened at the first query and again after it
+ * The queries of one node on one channel's QueryStream call, opened at the first query and again after it
  * ends or fails. Each query has its own deadline, past which it is answered `unavailable` (a late
  * answer is dropped); a stream that fails or ends takes the queries still on it along, answered
  * as a failed unary call would be. A node that does not know QueryStream (an older build during
@@ -257,7 +267,7 @@ class QueryMux {
   unsupported = false;
 
   constructor(
-    private readonly client: () => Client,
+    private readonly client: Client,
     private readonly address: string,
     private readonly series: QuerySeries,
   ) {}
@@ -284,7 +294,7 @@ class QueryMux {
 
   private open(): ClientDuplexStream<pb.QueryStreamRequest, pb.QueryStreamResponse> {
     const q = S.queryStream;
-    const call = this.client().makeBidiStreamRequest(q.path, q.requestSerialize, q.responseDeserialize, new Metadata(), {});
+    const call = this.client.makeBidiStreamRequest(q.path, q.requestSerialize, q.responseDeserialize, new Metadata(), {});
     this.call = call;
     this.series.opened.inc();
     call.on('data', (m: pb.QueryStreamResponse) => {
@@ -337,7 +347,7 @@ function querySeries(registry: Registry): QuerySeries {
         labelNames: ['reason'],
         registers: [registry],
       }),
-      unary: new Counter({ name: 'suggest_shard_queries_unary_total', help: 'Queries sent as unary calls to shard nodes that have no QueryStream (an older build).', registers: [registry] }),
+      unary: new Counter({ name: 'suggest_shard_queries_unary_total', help: 'Queries sent to shard nodes as unary calls: to nodes without QueryStream (an older build), or all of them with SUGGEST_QUERY_STREAMS=0.', registers: [registry] }),
     };
     querySeriesByRegistry.set(registry, series);
   }
@@ -378,8 +388,10 @@ export class GrpcClientPool implements ShardDirectory {
   };
   private closed = false;
   private readonly querySeries: QuerySeries;
+  private readonly queryStreams: boolean;
 
   constructor(options: GrpcClientPoolOptions) {
+    this.queryStreams = options.queryStreams ?? true;
     this.resolve = options.resolve;
     const base = options.deadlineMs ?? 5_000;
     const deadlines = {} as Record<ShardMethod, number>;
@@ -449,7 +461,7 @@ export class GrpcClientPool implements ShardDirectory {
     if (!remote) {
       const clients: Client[] = [];
       for (let i = 0; i < this.channels; i++) clients.push(new pb.ShardServiceClient(address, credentials.createInsecure(), this.channelOptions));
-      remote = new RemoteShard(address, clients, this.deadlines, this.onWrite, this.querySeries);
+      remote = new RemoteShard(address, clients, this.deadlines, this.onWrite, this.querySeries, this.queryStreams);
       this.byAddress.set(address, remote);
     }
     return remote;

@@ -413,6 +413,20 @@ describe('QueryStream over gRPC', () => {
     }
   });
 
+  it('keeps one stream per channel when a node has several, and spreads the queries over them', async () => {
+    const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
+    const pool = new GrpcClientPool({ resolve: () => srv.address, channelsPerAddress: 3 });
+    try {
+      const opened = await counter('suggest_shard_query_streams_opened_total');
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, n) => ask(pool, { n, ms: 5 })));
+      expect(answers.map((r) => (unpack(r.result) as { echo: number }).echo)).toEqual(Array.from({ length: 30 }, (_, n) => n));
+      expect(await counter('suggest_shard_query_streams_opened_total')).toBe(opened + 3);
+    } finally {
+      pool.close();
+      srv.forceShutdown();
+    }
+  });
+
   it('gives a stuck query up at its deadline while the stream answers the others', async () => {
     const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
     const pool = new GrpcClientPool({ resolve: () => srv.address, deadlines: { query: 300 } });
@@ -479,6 +493,21 @@ describe('QueryStream over gRPC', () => {
       expect((unpack((await inFlight).result) as { echo: number }).echo).toBe(2);
     } finally {
       pool.close();
+    }
+  });
+
+  it('sends every query as a unary call when streams are turned off (SUGGEST_QUERY_STREAMS=0)', async () => {
+    const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(echo, quietLogger) });
+    const pool = new GrpcClientPool({ resolve: () => srv.address, queryStreams: false });
+    try {
+      const [opened, unary] = [await counter('suggest_shard_query_streams_opened_total'), await counter('suggest_shard_queries_unary_total')];
+      const answers = await Promise.all([1, 2].map((n) => ask(pool, { n })));
+      expect(answers.map((r) => (unpack(r.result) as { echo: number }).echo)).toEqual([1, 2]);
+      expect(await counter('suggest_shard_query_streams_opened_total')).toBe(opened);
+      expect(await counter('suggest_shard_queries_unary_total')).toBe(unary + 2);
+    } finally {
+      pool.close();
+      srv.forceShutdown();
     }
   });
 

@@ -44,6 +44,16 @@ describe('response cache and engine idle settings', () => {
   });
 });
 
+describe('query streams', () => {
+  it('are on unless SUGGEST_QUERY_STREAMS is 0 or false, and anything but 1/0/true/false stops the start', () => {
+    expect(loadConfig({}).queryStreams).toBe(true);
+    expect(loadConfig({ SUGGEST_QUERY_STREAMS: '1' }).queryStreams).toBe(true);
+    expect(loadConfig({ SUGGEST_QUERY_STREAMS: '0' }).queryStreams).toBe(false);
+    expect(loadConfig({ SUGGEST_QUERY_STREAMS: 'false' }).queryStreams).toBe(false);
+    expect(() => loadConfig({ SUGGEST_QUERY_STREAMS: 'off' })).toThrow(/SUGGEST_QUERY_STREAMS must be 1 or 0, got 'off'/);
+  });
+});
+
 describe('default vector backend', () => {
   it('takes hnswlib or usearch and stops the start on anything else', () => {
     expect(() => loadConfig({ SUGGEST_VECTOR_BACKEND: 'usearch' })).not.toThrow();
