@@ -25,6 +25,23 @@ const noJobs: Pick<ShardApi, 'putBlob' | 'getBlob' | 'deleteBlob' | 'startJob' |
   cancelJob: () => Promise.resolve({ accepted: false, status: '' }),
 };
 
+const never = new Promise<never>(() => undefined);
+
+/** A fake ShardApi: the calls given, and every other one never answers. */
+const fakeApi = (calls: Partial<ShardApi>): ShardApi => ({
+  upsert: () => never,
+  getDocument: () => never,
+  deleteDocument: () => never,
+  listDocuments: () => never,
+  dropIndex: () => never,
+  indexStats: () => never,
+  query: () => never,
+  partitionStats: () => never,
+  recordEvents: () => never,
+  ...noJobs,
+  ...calls,
+});
+
 async function* chunksOf(tenantId: string, blobId: string, data: Buffer, size: number, failAfter = -1): AsyncIterable<pb.BlobChunk> {
   for (let i = 0, n = 0; i < data.length; i += size, n++) {
     if (n === failAfter) throw new SuggestError('payload_too_large', 'too large (test)');
@@ -164,19 +181,7 @@ describe('ShardService over gRPC', () => {
   });
 
   it('gives up after the deadline with unavailable, and reports non-catalogue failures as internal', async () => {
-    const never = new Promise<never>(() => undefined);
-    const stuck: ShardApi = {
-      upsert: () => never,
-      getDocument: () => never,
-      deleteDocument: () => never,
-      listDocuments: () => never,
-      dropIndex: () => never,
-      indexStats: () => never,
-      query: () => Promise.reject(new Error('engine exploded')),
-      partitionStats: () => never,
-      recordEvents: () => never,
-      ...noJobs,
-    };
+    const stuck = fakeApi({ query: () => Promise.reject(new Error('engine exploded')) });
     const slow = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(stuck, quietLogger) });
     const impatient = new GrpcClientPool({ resolve: () => slow.address, deadlineMs: 200, deadlines: { query: 2_000 } });
     try {
@@ -194,19 +199,7 @@ describe('ShardService over gRPC', () => {
   });
 
   it('lets a running call finish on graceful shutdown, and cuts it off after the grace period', async () => {
-    const never = new Promise<never>(() => undefined);
-    const slowStats: ShardApi = {
-      upsert: () => never,
-      partitionStats: () => new Promise((resolve) => setTimeout(() => resolve({ nodeId: 'slow', partitions: [] }), 300)),
-      getDocument: () => never,
-      deleteDocument: () => never,
-      listDocuments: () => never,
-      dropIndex: () => never,
-      indexStats: () => never,
-      query: () => never,
-      recordEvents: () => never,
-      ...noJobs,
-    };
+    const slowStats = fakeApi({ partitionStats: () => new Promise((resolve) => setTimeout(() => resolve({ nodeId: 'slow', partitions: [] }), 300)) });
     const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(slowStats, quietLogger) });
     const client = new GrpcClientPool({ resolve: () => srv.address, deadlineMs: 5_000 });
     try {
@@ -357,18 +350,8 @@ describe('WatchChanges over gRPC', () => {
 });
 
 describe('QueryStream over gRPC', () => {
-  const never = new Promise<never>(() => undefined);
   /** A ShardApi whose queries answer `{ echo: payload }` after the payload's `ms`, or never, or fail. */
-  const echo: ShardApi = {
-    upsert: () => never,
-    getDocument: () => never,
-    deleteDocument: () => never,
-    listDocuments: () => never,
-    dropIndex: () => never,
-    indexStats: () => never,
-    partitionStats: () => never,
-    recordEvents: () => never,
-    ...noJobs,
+  const echo = fakeApi({
     query: async (req) => {
       const p = unpack(req.payload) as { n: number; ms?: number; stuck?: boolean; fail?: boolean };
       if (p.stuck) return never;
@@ -376,7 +359,7 @@ describe('QueryStream over gRPC', () => {
       if (p.fail) throw new SuggestError('validation_failed', `query ${p.n} is wrong`, { issues: [{ loc: ['query', 'limit'], msg: 'too large', type: 'maximum' }] });
       return { result: pack({ echo: p.n }) };
     },
-  };
+  });
   /** The service with unary Query refused: a query that does not travel on the stream fails the test. */
   const streamOnly = (stopping?: AbortSignal) => ({ ...shardGrpcService(echo, quietLogger, { ...(stopping ? { stopping } : {}) }), query: (_call: unknown, cb: (err: unknown) => void) => cb({ code: 9, details: 'unary Query used' }) });
   const ask = (pool: GrpcClientPool, payload: Record<string, unknown>) => pool.client(ME).query({ ref: refOf('a', 'b'), kind: 'typeahead', payload: pack(payload) });
