@@ -70,11 +70,6 @@ export class IndexSnapshot {
   private readonly fuzzyCache = new ClearingMemo<string, VocabularyMatch[]>({ maxEntries: 16_384, weightOf: (m) => m.length, entryBytes: 96, weightBytes: 48 });
   private readonly pairCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 96 });
   private readonly norms = new Map<Segment, Float32Array>();
-  private scratchF32: Float32Array[] = [];
-  private scratchU16: Uint16Array | null = null;
-  private scratchU8: Uint8Array[] = [];
-  private scratchI8: Int8Array | null = null;
-  private scratchI32: Int32Array[] = [];
 
   constructor(readonly segments: readonly Segment[]) {
     let docs = 0;
@@ -216,28 +211,40 @@ export class IndexSnapshot {
     return out.slice(0, limit);
   }
 
-  /** Zeroed Float32Array of at least `n` entries (slot i of several live at once). */
+  /**
+   * Zeroed Float32Array of at least `n` entries (slot i of several live at once). Scratch memory
+   * belongs to the thread, not the snapshot: a write makes a new snapshot, and a new megabyte of
+   * scratch for a large segment at every refresh cost a trickle of writes a fifth of each query.
+   * Queries are synchronous, and each leaves what it touched at zero again (`clearScratch` after
+   * one that failed midway).
+   */
   f32(slot: number, n: number): Float32Array {
-    return scratch(this.scratchF32, slot, n, Float32Array);
+    return scratch(SCRATCH.f32, slot, n, Float32Array);
   }
 
   u8(slot: number, n: number): Uint8Array {
-    return scratch(this.scratchU8, slot, n, Uint8Array);
+    return scratch(SCRATCH.u8, slot, n, Uint8Array);
   }
 
   u16(n: number): Uint16Array {
-    if (this.scratchU16 === null || this.scratchU16.length < n) this.scratchU16 = new Uint16Array(n);
-    return this.scratchU16;
+    return scratch(SCRATCH.u16, 0, n, Uint16Array);
   }
 
   i32(slot: number, n: number): Int32Array {
-    return scratch(this.scratchI32, slot, n, Int32Array);
+    return scratch(SCRATCH.i32, slot, n, Int32Array);
   }
 
   i8(n: number): Int8Array {
-    if (this.scratchI8 === null || this.scratchI8.length < n) this.scratchI8 = new Int8Array(n);
-    return this.scratchI8;
+    return scratch(SCRATCH.i8, 0, n, Int8Array);
   }
+}
+
+/** This thread's scratch arrays, by kind and slot (see `IndexSnapshot.f32`). */
+const SCRATCH = { f32: [] as Float32Array[], u8: [] as Uint8Array[], u16: [] as Uint16Array[], i32: [] as Int32Array[], i8: [] as Int8Array[] };
+
+/** Zeroes every scratch array: after a query that failed before it could clear what it touched. */
+export function clearScratch(): void {
+  for (const list of Object.values(SCRATCH)) for (const a of list) a?.fill(0);
 }
 
 /** Slot `slot` of `list`, replaced by a new zeroed array when shorter than `n`. */

@@ -13,7 +13,7 @@ import type { AnalyzedQuery, QueryWord } from '../../node/runtime/text/analyze-q
 import { FIELD_COUNT } from './doc-fields.js';
 import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js';
 import { maxEditsFor, typoCost } from './fuzzy.js';
-import { normsFor, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
+import { clearScratch, normsFor, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { NO_POSITION, TERM_PRIMARY, TERM_TOP_THRESHOLD, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, type Segment } from './segment.js';
 
@@ -254,10 +254,16 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   const run = (active: number[], all: boolean): LexicalResult => {
     const top = new TopHits(options.limit);
     let total = 0;
-    snapshot.segments.forEach((seg, segIndex) => {
-      if (seg.liveCount === 0) return;
-      total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, active, options, all, lone, head, top);
-    });
+    try {
+      snapshot.segments.forEach((seg, segIndex) => {
+        if (seg.liveCount === 0) return;
+        total += searchSegment(snapshot, seg, segIndex, expansions, idfs, avg, n, active, options, all, lone, head, top);
+      });
+    } catch (err) {
+      // the scratch memory is the thread's: what a failed pass left in it must not reach the next query
+      clearScratch();
+      throw err;
+    }
     return { hits: top.sorted(), total, words: n };
   };
   const everyWord = words.map((_, i) => i);

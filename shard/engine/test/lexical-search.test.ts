@@ -276,3 +276,44 @@ function prunedEqualsFullScan(): void {
     expect(nonEmpty).toBeGreaterThan(queries.length * 6);
   }
 }
+
+describe('lexicalSearch scratch memory, shared by every snapshot of the thread', () => {
+  const rnd = random(11);
+  const vocab = Array.from({ length: 30 }, () => randomWord(rnd, 'abcdefg', 2, 6));
+  const pick = () => vocab[Math.floor(vocab.length * Math.pow(rnd(), 2))] as string;
+  const docs = Array.from({ length: 800 }, (_, i) => doc(`d${i}`, Array.from({ length: 3 + (i % 5) }, pick).join(' '), { desc: i % 3 ? Array.from({ length: 6 }, pick).join(' ') : '' }));
+  const queries = Array.from({ length: 40 }, () => [`${pick()} `, `${pick()} ${pick().slice(0, 2)}`, `${pick()} ${pick()} ${pick()}`, pick().slice(0, 3)]).flat();
+  const answer = (snap: IndexSnapshot, q: string, options: Partial<LexicalOptions> = {}) => lexicalSearch(snap, analyzeQuery(q), { limit: 10, ...options }).hits.map((h) => `${h.segment}:${h.ord}:${h.score}`);
+
+  it('gives every snapshot the answers it gives alone, queried in turn with others of other sizes', () => {
+    const big = new IndexSnapshot([new SegmentBuilder().addAll(docs).build()]);
+    const small = new IndexSnapshot([new SegmentBuilder().addAll(docs.slice(0, 90)).build(), new SegmentBuilder().addAll(docs.slice(90, 120)).build()]);
+    const alone = (snap: IndexSnapshot) => queries.map((q) => answer(snap, q));
+    const [bigAlone, smallAlone] = [alone(big), alone(small)];
+    queries.forEach((q, i) => {
+      expect(answer(small, q), q).toEqual(smallAlone[i]);
+      expect(answer(big, q), q).toEqual(bigAlone[i]);
+      expect(answer(big, q, { requireAll: true }).length).toBeLessThanOrEqual(10);
+    });
+  });
+
+  it('leaves nothing behind from a query that failed midway', () => {
+    const a = new IndexSnapshot([new SegmentBuilder().addAll(docs).build()]);
+    const b = new IndexSnapshot([new SegmentBuilder().addAll(docs).build()]);
+    const expected = queries.map((q) => answer(b, q));
+    for (const q of queries) {
+      let calls = 0;
+      // a merchandising factor that fails after a few documents: scores are in the scratch arrays by then
+      const failing = () => (ord: number) => {
+        if (++calls > 3) throw new Error('factor failed');
+        return ord % 2 ? 1 : 0.5;
+      };
+      try {
+        answer(a, q, { docFactor: failing });
+      } catch (err) {
+        expect((err as Error).message).toBe('factor failed');
+      }
+    }
+    expect(queries.map((q) => answer(b, q))).toEqual(expected);
+  });
+});
