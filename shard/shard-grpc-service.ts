@@ -7,7 +7,7 @@
 // QueryStream answers the queries a router multiplexes on one stream (see serveQueries).
 import type { handleBidiStreamingCall, handleClientStreamingCall, handleServerStreamingCall, handleUnaryCall, ServerReadableStream, ServerWritableStream } from '@grpc/grpc-js';
 import type { BlobChunk, BlobRef, BlobRequest, IndexChange, QueryFailure, QueryRequest, QueryResponse, QueryStreamRequest, QueryStreamResponse, ShardServiceServer, WatchChangesRequest } from '../proto/gen/shard.js';
-import { SuggestError, toGrpcError } from '../node/runtime/errors.js';
+import { SuggestError, asSuggestError, toGrpcError } from '../node/runtime/errors.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import type { ShardApi } from '../node/runtime/shard-api.js';
 import type { ChangeEvent, ChangeListener } from './shard-node.js';
@@ -181,7 +181,7 @@ const NO_QUERY: QueryRequest = { ref: undefined, kind: '', payload: Buffer.alloc
 /** A failed query as QueryStream carries it; anything but a catalogue error is a bug worth a log line. */
 function queryFailure(err: unknown, log: Logger): QueryFailure {
   if (!(err instanceof SuggestError)) log.error('shard rpc failed', { method: 'queryStream', err });
-  const e = err instanceof SuggestError ? err : new SuggestError('internal', String((err as Error)?.message ?? err), { cause: err });
+  const e = asSuggestError(err);
   return { code: e.code, message: e.message, issuesJson: e.issues ? JSON.stringify(e.issues) : '', headersJson: e.headers ? JSON.stringify(e.headers) : '' };
 }
 

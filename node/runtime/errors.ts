@@ -105,9 +105,14 @@ const DETAIL_KEY = 'suggest-error-detail';
 const ISSUES_KEY = 'suggest-error-issues';
 const HEADERS_KEY = 'suggest-error-headers';
 
+/** `err` as a catalogue error: itself, or `internal` with its message. */
+export function asSuggestError(err: unknown): SuggestError {
+  return err instanceof SuggestError ? err : new SuggestError('internal', String((err as Error)?.message ?? err), { cause: err });
+}
+
 /** Error to send back from a gRPC handler. */
 export function toGrpcError(err: unknown): Partial<ServiceError> {
-  const e = err instanceof SuggestError ? err : new SuggestError('internal', String((err as Error)?.message ?? err), { cause: err });
+  const e = asSuggestError(err);
   const metadata = new Metadata();
   metadata.set(CODE_KEY, e.code);
   metadata.set(DETAIL_KEY, encodeURIComponent(e.message));
@@ -116,18 +121,31 @@ export function toGrpcError(err: unknown): Partial<ServiceError> {
   return { code: ERRORS[e.code].grpc, details: e.message, metadata };
 }
 
+/**
+ * A catalogue error sent between processes as its fields: the code, the message, and the
+ * validation issues and response headers (Retry-After of a busy node) as JSON when there are any;
+ * null for a code this build does not know.
+ */
+export function errorFromFields(code: string, message: string, issuesJson: string | undefined, headersJson: string | undefined, cause?: unknown): SuggestError | null {
+  if (!(code in ERRORS)) return null;
+  const issues = issuesJson ? (JSON.parse(issuesJson) as ValidationIssue[]) : undefined;
+  // only string values are headers
+  const parsed: unknown = headersJson ? JSON.parse(headersJson) : undefined;
+  const headers = parsed !== null && typeof parsed === 'object' ? Object.fromEntries(Object.entries(parsed).filter((kv): kv is [string, string] => typeof kv[1] === 'string')) : undefined;
+  return new SuggestError(code as ErrorCode, message, { ...(cause !== undefined ? { cause } : {}), ...(issues ? { issues } : {}), ...(headers ? { headers } : {}) });
+}
+
 /** Rebuild the catalogue error on the calling side of a gRPC call. */
 export function fromGrpcError(err: ServiceError): SuggestError {
   const code = err.metadata?.get(CODE_KEY)[0];
-  const detail = err.metadata?.get(DETAIL_KEY)[0];
-  if (typeof code === 'string' && code in ERRORS) {
-    const issuesRaw = err.metadata.get(ISSUES_KEY)[0];
-    const issues = typeof issuesRaw === 'string' ? (JSON.parse(decodeURIComponent(issuesRaw)) as ValidationIssue[]) : undefined;
-    // response headers the error asks for (Retry-After of a busy node); only string values
-    const headersRaw = err.metadata.get(HEADERS_KEY)[0];
-    const parsed: unknown = typeof headersRaw === 'string' ? JSON.parse(decodeURIComponent(headersRaw)) : undefined;
-    const headers = parsed !== null && typeof parsed === 'object' ? Object.fromEntries(Object.entries(parsed).filter((kv): kv is [string, string] => typeof kv[1] === 'string')) : undefined;
-    return new SuggestError(code as ErrorCode, typeof detail === 'string' ? decodeURIComponent(detail) : err.message, { cause: err, ...(issues ? { issues } : {}), ...(headers ? { headers } : {}) });
+  if (typeof code === 'string') {
+    const detail = err.metadata.get(DETAIL_KEY)[0];
+    const field = (key: string) => {
+      const v = err.metadata.get(key)[0];
+      return typeof v === 'string' ? decodeURIComponent(v) : undefined;
+    };
+    const e = errorFromFields(code, typeof detail === 'string' ? decodeURIComponent(detail) : err.message, field(ISSUES_KEY), field(HEADERS_KEY), err);
+    if (e !== null) return e;
   }
   if (err.code === GrpcStatus.UNAVAILABLE || err.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return suggestError('unavailable', { reason: `A shard node did not answer (${err.details || err.message})` }, { cause: err });

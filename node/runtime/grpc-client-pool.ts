@@ -11,7 +11,7 @@
 import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientDuplexStream, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import { Counter, type Registry } from 'prom-client';
 import * as pb from '../../proto/gen/shard.js';
-import { ERRORS, SuggestError, fail, fromGrpcError, suggestError, type ErrorCode, type ValidationIssue } from './errors.js';
+import { SuggestError, asSuggestError, errorFromFields, fail, fromGrpcError, suggestError } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
 import { GrpcChangeFeed, type ChangeStreamHandlers, type GrpcChangeFeedOptions } from './grpc-change-feed.js';
 import type { NodeId } from './ids.js';
@@ -169,7 +169,7 @@ class RemoteShard implements ShardApi {
         } catch (err) {
           // the source failed (client gone, too large): the shard must not keep a partial blob
           call.cancel();
-          finish(err instanceof SuggestError ? err : new SuggestError('internal', String((err as Error)?.message ?? err), { cause: err }));
+          finish(asSuggestError(err));
         }
       })();
     });
@@ -253,11 +253,12 @@ interface WaitingQuery {
 }
 
 /**
- * The queries of one node on one channel's QueryStream call, opened at the first query and again after it
- * ends or fails. Each query has its own deadline, past which it is answered `unavailable` (a late
- * answer is dropped); a stream that fails or ends takes the queries still on it along, answered
- * as a failed unary call would be. A node that does not know QueryStream (an older build during
- * a rolling upgrade) answers UNIMPLEMENTED: its queries, those waiting included, go unary.
+ * The queries of one node on one channel's QueryStream call, opened at the first query and again
+ * after it ends or fails. Each query has its own deadline, past which it is answered
+ * `unavailable` (a late answer is dropped); a stream that fails or ends takes the queries still on
+ * it along, answered as a failed unary call would be. A node that does not know QueryStream (an
+ * older build during a rolling upgrade) answers UNIMPLEMENTED: its queries, those waiting
+ * included, go unary.
  */
 class QueryMux {
   private call: ClientDuplexStream<pb.QueryStreamRequest, pb.QueryStreamResponse> | null = null;
@@ -356,11 +357,7 @@ function querySeries(registry: Registry): QuerySeries {
 
 /** The catalogue error a QueryStream answer carries (what `fromGrpcError` rebuilds from a unary call). */
 function failureError(f: pb.QueryFailure): SuggestError {
-  if (!(f.code in ERRORS)) return new SuggestError('internal', f.message);
-  const issues = f.issuesJson === '' ? undefined : (JSON.parse(f.issuesJson) as ValidationIssue[]);
-  const parsed: unknown = f.headersJson === '' ? undefined : JSON.parse(f.headersJson);
-  const headers = parsed !== null && typeof parsed === 'object' ? Object.fromEntries(Object.entries(parsed).filter((kv): kv is [string, string] => typeof kv[1] === 'string')) : undefined;
-  return new SuggestError(f.code as ErrorCode, f.message, { ...(issues ? { issues } : {}), ...(headers ? { headers } : {}) });
+  return errorFromFields(f.code, f.message, f.issuesJson, f.headersJson) ?? new SuggestError('internal', f.message);
 }
 
 function isServiceError(err: unknown): err is ServiceError {
