@@ -14,10 +14,12 @@
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
 //        [--compare-env NAME=VALUE,...]   (with --spawn-single-node: one more single node with these
 //                                          settings, measured as a baseline; repeatable)
-//        [--driver wrk|autocannon] [--wrk-threads N]   (the load generator: wrk, in C, when it is
+//        [--driver wrk|autocannon|paced] [--wrk-threads N]   (the load generator: wrk, in C, when it is
 //                                          installed and no --rate is asked for; otherwise autocannon
 //                                          in this process, which spends about as much CPU per request
-//                                          as bare uWS: load-round.ts, wrk-round.ts)
+//                                          as bare uWS: load-round.ts, wrk-round.ts; paced, with --rate:
+//                                          requests evenly spaced, timed from when each was due,
+//                                          paced-round.ts)
 // See loadtest/README.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -29,6 +31,7 @@ import { suggestContractProblems } from './load/contract-check.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundOptions, type RoundResult } from './load/load-round.js';
 import { runWrkRound, wrkInstalled } from './load/wrk-round.js';
+import { runPacedRound } from './load/paced-round.js';
 import { processCpuSeconds } from './load/process-cpu.js';
 import { cacheLookups, hitRatio, type CacheLookups } from './load/metrics-reader.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
@@ -272,13 +275,14 @@ async function main() {
   if (offeredRate !== undefined && !(Number.isInteger(offeredRate) && offeredRate > 0)) usage('--rate must be a positive integer (requests per second)');
   // wrk by default: autocannon's own CPU per request caps what it can drive on a small machine
   const driver = values.driver ?? (offeredRate === undefined && wrkInstalled() ? 'wrk' : 'autocannon');
-  if (driver !== 'autocannon' && driver !== 'wrk') usage('--driver is wrk or autocannon');
+  if (driver !== 'autocannon' && driver !== 'wrk' && driver !== 'paced') usage('--driver is wrk, autocannon or paced');
+  if (driver === 'paced' && offeredRate === undefined) usage('--driver paced needs --rate');
   if (values.driver === undefined && driver === 'autocannon') {
     log(offeredRate === undefined ? 'wrk is not installed (apt-get install -y wrk): driving the load with autocannon, whose own CPU per request caps the ratios to bare-uws' : '--rate: driving the load with autocannon (wrk offers no fixed rate)');
   }
   const wrkThreads = Number(values['wrk-threads']);
   if (!(Number.isInteger(wrkThreads) && wrkThreads >= 1)) usage('--wrk-threads must be a whole number of at least 1');
-  const round = (o: RoundOptions): Promise<RoundResult> => (driver === 'wrk' ? runWrkRound({ ...o, threads: wrkThreads }) : runRound(o));
+  const round = (o: RoundOptions): Promise<RoundResult> => (driver === 'wrk' ? runWrkRound({ ...o, threads: wrkThreads }) : driver === 'paced' ? runPacedRound(o) : runRound(o));
   log(`building the request stream of ${w.name}`);
   const queries = workloadQueries(w);
   const paths = queries.map((q) => requestPath(w, q, index));
@@ -420,7 +424,7 @@ async function main() {
     index,
     requests_in_stream: paths.length,
     offered_rate: offeredRate ?? null,
-    driver: driver === 'wrk' ? { name: 'wrk', threads: wrkThreads } : { name: 'autocannon' },
+    driver: driver === 'wrk' ? { name: 'wrk', threads: wrkThreads } : { name: driver },
     finished_at: new Date().toISOString(),
     loadavg_at_start: loadAtStart,
     machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}`, loadavg: os.loadavg() },
