@@ -12,7 +12,7 @@ import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { displayFields, docFields } from './doc-fields.js';
 import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
-import { lexicalSearch, warmRankedPostings, type LexicalHit, type LexicalResult } from './lexical-search.js';
+import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { RankingRules } from './ranking-rules.js';
 import { Segment, type SharedSegment } from './segment.js';
@@ -136,8 +136,6 @@ export class SuggestEngine {
   private readonly inflight = new Map<string, SuggestDocument>();
   private readonly superseded = new Set<string>();
   private snapshotCache: IndexSnapshot | null = null;
-  /** where `warmUp` resumes in each segment (-1: done) */
-  private readonly warmed = new WeakMap<Segment, number>();
   private correctors: { suggestive: SpellCorrector; any: SpellCorrector } | null = null;
   /** segments in a merge plan that is not committed yet */
   private readonly merging = new Set<Segment>();
@@ -368,23 +366,6 @@ export class SuggestEngine {
     const result = typeahead(snap, this.corrector('suggestive'), req.query, limit + HIDE_SPARE);
     const suggestions = result.suggestions.filter((s) => s.type !== 'product' || !rules.hidden(snap, s.id)).slice(0, limit);
     return { ...result, suggestions };
-  }
-
-  /**
-   * Builds lexical memos of the current segments ahead of the queries that would (see
-   * `warmRankedPostings`), until `deadline` (a `performance.now()` time); true once nothing is
-   * left. Called in short slices by a thread with nothing else to do; answers do not change.
-   */
-  warmUp(deadline: number): boolean {
-    const snap = this.snapshot();
-    for (const seg of snap.segments) {
-      const at = this.warmed.get(seg) ?? 0;
-      if (at < 0) continue;
-      const next = warmRankedPostings(snap, seg, at, deadline);
-      this.warmed.set(seg, next);
-      if (next >= 0) return false;
-    }
-    return true;
   }
 
   autocomplete(req: AutocompleteRequest): AutocompleteResult {

@@ -746,39 +746,6 @@ function rankedPostings(seg: Segment, norms: Float32Array, memo: ClearingMemo<nu
   return r;
 }
 
-/** At most this many terms of a segment get their ranked postings built ahead of queries. */
-const MAX_WARM_TERMS = 4_096;
-/** The terms `warmRankedPostings` builds, per segment: the distinct completion terms, most frequent first. */
-const warmTermsOf = new WeakMap<Segment, Int32Array>();
-
-/**
- * Builds, ahead of the queries that would, the one-word walk's ranked postings of a segment's
- * most frequent completion terms (those of its term top lists: what a last query word expands
- * to), most frequent first, from `from` until `deadline` (a `performance.now()` time). Returns
- * where to resume, or -1 once all are built. The memos then hold exactly what those queries
- * computed: the first keystrokes of a word new to a query thread ("ki", "kin") otherwise built
- * the lists of all its completions, up to tens of milliseconds of one query.
- */
-export function warmRankedPostings(snapshot: IndexSnapshot, seg: Segment, from: number, deadline: number): number {
-  if (!pruning.memos || seg.liveCount === 0) return -1;
-  let terms = warmTermsOf.get(seg);
-  if (terms === undefined) {
-    const distinct = new Set<number>();
-    for (const t of seg.termTop.list) if ((seg.termMask[t] as number) & TERM_PRIMARY) distinct.add(t);
-    const ordered = [...distinct].sort((a, b) => (seg.termDf[b] as number) - (seg.termDf[a] as number) || a - b);
-    terms = Int32Array.from(ordered.slice(0, MAX_WARM_TERMS));
-    warmTermsOf.set(seg, terms);
-  }
-  const norms = snapshot.fieldNorms(seg, FIELD_WEIGHTS, FIELD_B);
-  const memo = rankedMemo.of(norms);
-  const impactCache = impactMemo.of(norms);
-  for (let i = from; i < terms.length; i++) {
-    if (performance.now() >= deadline) return i;
-    rankedPostings(seg, norms, memo, impactCache, terms[i] as number);
-  }
-  return -1;
-}
-
 /** Puts (`key`, `p`) at the root of the min-heap of `size` and sifts it down. */
 function siftDown(hk: Float64Array, hp: Int32Array, size: number, key: number, p: number): void {
   let i = 0;

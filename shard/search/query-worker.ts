@@ -157,7 +157,6 @@ function install(part: QueryPart, stamp: number): void {
     m = { version: part.version, stamp, engine: SuggestEngine.mirror(wrapped, part.options, graphs), graphs, uids };
     mirrors.set(part.key, m);
     collectSegments();
-    warmSoon(part.key, m);
   }
   m.stamp = stamp;
   for (const s of part.segments) {
@@ -170,22 +169,6 @@ function install(part: QueryPart, stamp: number): void {
       m.graphs.adopt(held.segment, backend, file, true);
     }
   }
-}
-
-/** A slice of warming up a mirror's memos: short, so that a query arriving meanwhile waits little. */
-const WARM_SLICE_MS = 2;
-
-/**
- * Builds the memos of a new mirror in slices while this thread has nothing else to do
- * (`SuggestEngine.warmUp`), until done or the mirror is replaced: the first queries of common
- * words then find them built. Answers are the same either way.
- */
-function warmSoon(key: string, m: Mirror): void {
-  const slice = (): void => {
-    if (mirrors.get(key) !== m) return;
-    if (!m.engine.warmUp(performance.now() + WARM_SLICE_MS)) setTimeout(slice, 1).unref();
-  };
-  setTimeout(slice, 1).unref();
 }
 
 function segmentOf(s: QuerySegment): { segment: Segment; graphs: Set<string> } {

@@ -10,7 +10,6 @@ import { SegmentBuilder } from '../segment-builder.js';
 import { ENGINE_FORMAT_VERSION, OLDEST_READABLE_VERSION } from '../engine-format.js';
 import { validateFilters } from '../filters.js';
 import { loadBestBuy } from './helpers.js';
-import { memoBudget } from '../memo.js';
 
 const small: SuggestDocument[] = [
   { id: '1', title: 'Samsung Galaxy S7 32GB Black', desc: 'A phone', manufacturer: 'Samsung', raw: { category: 'Phones', price: 699, popularity: 900, url: 'https://x/1', image: 'https://x/1.jpg', currency: 'usd' } },
@@ -307,29 +306,5 @@ describe('SuggestEngine', () => {
     expect(s.format_version).toBe(ENGINE_FORMAT_VERSION);
     expect(s.bytes_per_document).toBeGreaterThan(s.index_bytes_per_document);
     expect(s.bytes.total).toBeGreaterThan(0);
-  });
-});
-
-describe('SuggestEngine.warmUp', () => {
-  it('builds lexical memos in short slices ahead of queries, and the answers stay what a cold engine gives', () => {
-    const docs = loadBestBuy().slice(0, 2000);
-    const cold = new SuggestEngine({});
-    const warm = new SuggestEngine({});
-    for (const e of [cold, warm]) {
-      e.upsert(docs);
-      e.optimize();
-    }
-    let slices = 0;
-    const before = memoBudget.stats().memos;
-    while (!warm.warmUp(performance.now() + 1)) slices++;
-    expect(slices).toBeGreaterThan(0);
-    // the walk's ranked postings of the common completions are in place
-    expect(memoBudget.stats().memos).toBeGreaterThan(before);
-    expect(warm.warmUp(performance.now() + 1)).toBe(true);
-    const words = [...new Set(docs.flatMap((d) => d.title.toLowerCase().split(/[^a-z0-9]+/)).filter((w) => w.length >= 3))].slice(0, 150);
-    const queries = words.flatMap((w, i) => [w.slice(0, 1), w.slice(0, 2), w.slice(0, 3), `${w} `, `${w} ${words[(i * 7) % words.length]!.slice(0, 2)}`]);
-    for (const q of queries) {
-      for (const mode of ['fts_only', 'hybrid'] as const) expect(warm.autocomplete({ query: q, limit: 10, mode }), `${mode} ${q}`).toEqual(cold.autocomplete({ query: q, limit: 10, mode }));
-    }
   });
 });
