@@ -147,6 +147,9 @@ describe('ShardService over gRPC', () => {
       expect(err.code).toBe('wrong_owner');
       expect(err.status).toBe(503);
       expect(err.message).toContain(`Partition ${ref.partition} is not owned by this node at epoch 2`);
+      // a query, on the node's QueryStream, says the same: the router re-reads the placement on it
+      const q = await rejection(shard.query({ ref: { ...ref, epoch: 2 }, kind: 'typeahead', payload: pack({ query: 'x', limit: 5 }) }));
+      expect([q.code, q.status]).toEqual(['wrong_owner', 503]);
     } finally {
       node.setPlacement(ShardNode.soloPlacement(ME, P, 3));
     }
