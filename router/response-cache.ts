@@ -14,7 +14,7 @@
 // or jobs when their announcement arrives (milliseconds on a LAN). While the feed is not live
 // (a stream connecting, dropped, or silent) the cache neither answers nor stores, and every
 // (re)connection or drop forgets everything: a write may have gone unannounced.
-import type { Metrics } from '../node/runtime/metrics.js';
+import type { CacheSize, Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 
 /**
@@ -51,13 +51,6 @@ const TWO_BYTE = /[\u0100-\uffff]/;
 /** Estimated memory of a string: V8 keeps one byte per character unless a character needs two. */
 export function stringBytes(s: string): number {
   return TWO_BYTE.test(s) ? 2 * s.length : s.length;
-}
-
-/** Entries, estimated bytes and evictions of every live cache of one name, for /metrics. */
-export interface CacheSize {
-  entries: number;
-  bytes: number;
-  evictions: number;
 }
 
 export class ResponseCache implements CacheSize {

@@ -63,12 +63,17 @@ export function metricLookup(samples: readonly Sample[]): MetricLookup {
   return (name, labels = {}) => values.get(key(name, labels));
 }
 
-/** Scrapes `${base}/metrics` once. */
-export async function readMetrics(base: string, headers: Record<string, string> = {}): Promise<MetricLookup> {
+/** The samples of one scrape of `${base}/metrics`; throws when it is refused or unreadable. */
+async function scrape(base: string, headers: Record<string, string> = {}): Promise<Sample[]> {
   const res = await fetch(`${base}/metrics`, { headers });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${base}/metrics answered HTTP ${res.status}: ${text.slice(0, 200)}`);
-  return metricLookup(parseExposition(text));
+  return parseExposition(text);
+}
+
+/** Scrapes `${base}/metrics` once. */
+export async function readMetrics(base: string, headers: Record<string, string> = {}): Promise<MetricLookup> {
+  return metricLookup(await scrape(base, headers));
 }
 
 /** Response-cache lookups of a service, over its caches of answers (`*_response`). */
@@ -84,9 +89,7 @@ export interface CacheLookups {
 export async function cacheLookups(base: string): Promise<CacheLookups | null> {
   let samples: Sample[];
   try {
-    const res = await fetch(`${base}/metrics`);
-    if (res.status !== 200) return null;
-    samples = parseExposition(await res.text());
+    samples = await scrape(base);
   } catch {
     return null;
   }

@@ -122,8 +122,10 @@ export const DEFAULT_PLANS: Record<PlanName, PlanLimits> = {
   },
 };
 
-/** 1 or 0 (true or false) in environment variable `name`. */
-function flag(v: string, name: string): boolean {
+/** 1 or 0 (true or false) in environment variable `name`, `fallback` when it is unset or empty. */
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
   if (v === '1' || v === 'true') return true;
   if (v === '0' || v === 'false') return false;
   throw new Error(`${name} must be 1 or 0, got '${v}'`);
@@ -207,7 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     memoBudgetMb: num(env, 'SUGGEST_MEMO_BUDGET_MB', base.memoBudgetMb),
     responseCacheMb: num(env, 'SUGGEST_RESPONSE_CACHE_MB', base.responseCacheMb),
     engineIdleSeconds: num(env, 'SUGGEST_ENGINE_IDLE_SECONDS', base.engineIdleSeconds),
-    queryStreams: env.SUGGEST_QUERY_STREAMS !== undefined && env.SUGGEST_QUERY_STREAMS !== '' ? flag(env.SUGGEST_QUERY_STREAMS, 'SUGGEST_QUERY_STREAMS') : base.queryStreams,
+    queryStreams: flag(env, 'SUGGEST_QUERY_STREAMS', base.queryStreams),
     grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
     logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,

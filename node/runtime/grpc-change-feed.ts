@@ -15,7 +15,7 @@
 // that is the worst case for how long a router may answer from a cache that missed a write.
 import type * as pb from '../../proto/gen/shard.js';
 import { log as rootLog, type Logger } from './log.js';
-import type { Metrics } from './metrics.js';
+import { perRegistry, type Metrics } from './metrics.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** The transport: opens one WatchChanges call to an address. */
@@ -323,13 +323,7 @@ interface FeedSeries {
 }
 
 /** The feed's series on a registry, registered once (a registry may see several pools in tests). */
-const seriesByRegistry = new WeakMap<Registry, FeedSeries>();
-
-function feedSeries(registry: Registry): FeedSeries {
-  let series = seriesByRegistry.get(registry);
-  if (series === undefined) seriesByRegistry.set(registry, (series = newFeedSeries(registry)));
-  return series;
-}
+const feedSeries = perRegistry(newFeedSeries);
 
 function newFeedSeries(registry: Registry): FeedSeries {
   return {

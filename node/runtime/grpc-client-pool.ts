@@ -9,13 +9,13 @@
 // Queries, the hot path of a cluster router, travel on one QueryStream per node (QueryMux): a
 // message on an open stream costs a fraction of a unary call.
 import { credentials, Metadata, status, type ChannelOptions, type Client, type ClientDuplexStream, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
-import { Counter, type Registry } from 'prom-client';
+import { Counter } from 'prom-client';
 import * as pb from '../../proto/gen/shard.js';
 import { SuggestError, asSuggestError, errorFromFields, fail, fromGrpcError, suggestError } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
 import { GrpcChangeFeed, type ChangeStreamHandlers, type GrpcChangeFeedOptions } from './grpc-change-feed.js';
 import type { NodeId } from './ids.js';
-import { metrics as processMetrics } from './metrics.js';
+import { metrics as processMetrics, perRegistry } from './metrics.js';
 import type { ShardApi, ShardDirectory } from './shard-api.js';
 
 export type ShardMethod = keyof ShardApi;
@@ -335,25 +335,18 @@ interface QuerySeries {
 }
 
 /** The query streams' series on a registry, registered once (a registry may see several pools in tests). */
-const querySeriesByRegistry = new WeakMap<Registry, QuerySeries>();
-
-function querySeries(registry: Registry): QuerySeries {
-  let series = querySeriesByRegistry.get(registry);
-  if (series === undefined) {
-    series = {
-      opened: new Counter({ name: 'suggest_shard_query_streams_opened_total', help: 'QueryStream calls this router opened to shard nodes (one per node, again after one ends).', registers: [registry] }),
-      ended: new Counter({
-        name: 'suggest_shard_query_streams_ended_total',
-        help: 'QueryStream calls that ended, by reason (error: failed, queries on it answered unavailable; ended: the node ended it, as when it stops; closed: by this router; unimplemented: a node without QueryStream).',
-        labelNames: ['reason'],
-        registers: [registry],
-      }),
-      unary: new Counter({ name: 'suggest_shard_queries_unary_total', help: 'Queries sent to shard nodes as unary calls: to nodes without QueryStream (an older build), or all of them with SUGGEST_QUERY_STREAMS=0.', registers: [registry] }),
-    };
-    querySeriesByRegistry.set(registry, series);
-  }
-  return series;
-}
+const querySeries = perRegistry(
+  (registry): QuerySeries => ({
+    opened: new Counter({ name: 'suggest_shard_query_streams_opened_total', help: 'QueryStream calls this router opened to shard nodes (one per node, again after one ends).', registers: [registry] }),
+    ended: new Counter({
+      name: 'suggest_shard_query_streams_ended_total',
+      help: 'QueryStream calls that ended, by reason (error: failed, queries on it answered unavailable; ended: the node ended it, as when it stops; closed: by this router; unimplemented: a node without QueryStream).',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    unary: new Counter({ name: 'suggest_shard_queries_unary_total', help: 'Queries sent to shard nodes as unary calls: to nodes without QueryStream (an older build), or all of them with SUGGEST_QUERY_STREAMS=0.', registers: [registry] }),
+  }),
+);
 
 /** The catalogue error a QueryStream answer carries (what `fromGrpcError` rebuilds from a unary call). */
 function failureError(f: pb.QueryFailure): SuggestError {

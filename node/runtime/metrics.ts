@@ -7,7 +7,7 @@ import { HotCounter, HotHistogram } from './hot-metrics.js';
 type HttpLabels = 'route' | 'method' | 'status';
 
 /** What a response cache reports at scrape time (router/response-cache.ts). */
-interface CacheSize {
+export interface CacheSize {
   readonly entries: number;
   readonly bytes: number;
   readonly evictions: number;
@@ -135,6 +135,19 @@ export class Metrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * `make(registry)`, called once per registry: series a component registers itself (several
+ * instances of it may share a registry, as tests do) are created at its first instance only.
+ */
+export function perRegistry<T>(make: (registry: Registry) => T): (registry: Registry) => T {
+  const made = new WeakMap<Registry, T>();
+  return (registry) => {
+    let series = made.get(registry);
+    if (series === undefined) made.set(registry, (series = make(registry)));
+    return series;
+  };
 }
 
 /** The registry of this process. */
