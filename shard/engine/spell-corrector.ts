@@ -53,6 +53,11 @@ const PER_WORD = 3;
 /** Weight given to a prefix that some term starts with (what is typed so far is plausible). */
 const PREFIX_WEIGHT = 1e6;
 
+/** Whether a word with weight `own` may be corrected: unknown, or rare and without digits (model numbers are meant as typed). */
+function isQuestioned(word: string, own: number): boolean {
+  return own === 0 || (own <= RARE_WORD_MAX && !/\d/.test(word));
+}
+
 /** Edits allowed when correcting a word the index does not know. */
 export function correctionEdits(length: number): number {
   return length >= 7 ? 2 : length >= 3 ? 1 : 0;
@@ -73,7 +78,7 @@ export class SpellCorrector {
     if (isPrefix && own > 0) return out;
     // A known word is questioned only when it is rare and has no digits (model numbers are
     // meant as typed), and never in favour of its own singular or plural.
-    const questioned = own === 0 || (own <= RARE_WORD_MAX && !/\d/.test(word));
+    const questioned = isQuestioned(word, own);
     // the nearest candidates first; unknown words may look further when nothing is near
     const strict = maxEditsFor(word.length);
     // a word still being typed is only corrected as strictly as documents are matched: a short
@@ -117,7 +122,8 @@ export class SpellCorrector {
     return words.some((w, i) => {
       if (lastIsPrefix && i === words.length - 1) return !snap.hasPrefix(w, this.kind);
       const own = snap.termWeight(w, this.kind);
-      return own === 0 || (own <= RARE_WORD_MAX && maxEditsFor(w.length) > 0 && !/\d/.test(w));
+      // a known word has alternatives only when questioned and long enough for an edit (wordCandidates)
+      return own === 0 || (isQuestioned(w, own) && maxEditsFor(w.length) > 0);
     });
   }
 
