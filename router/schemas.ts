@@ -588,10 +588,35 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       debug: debugSchema,
     }),
   );
-const plainDebug = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'null unless debug or profile was asked for' });
+const PartProfile = Type.Object(
+  {
+    part: Type.Integer({ description: 'Index part.' }),
+    node: Type.String({ description: 'Shard node that answered.' }),
+    ms: Type.Number({ description: 'Round trip to the part as the router saw it.' }),
+    thread: Type.Optional(Type.String({ description: '`event loop`, or `query thread N` when a query thread answered.' })),
+    queue_ms: Type.Optional(Type.Number({ description: 'Waiting for a free query thread.' })),
+    handoff_ms: Type.Optional(Type.Number({ description: 'The rest of the trip to the query thread and back (and the part\'s view, when the thread lacked it).' })),
+    view_sent: Type.Optional(Type.Boolean({ description: 'The query thread was sent the part\'s segments first.' })),
+    fresh_wait_ms: Type.Optional(Type.Number({ description: 'Waiting for documents written just before to become searchable.' })),
+    engine_ms: Type.Optional(Type.Number({ description: 'The engine\'s own time: the sum of `stages`.' })),
+    stages: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'Milliseconds per engine stage, in the order they ran.' })),
+  },
+  { additionalProperties: true },
+);
+const Profile = Type.Object(
+  {
+    resolve_ms: Type.Number({ description: 'Index and alias resolution.' }),
+    scatter_gather_ms: Type.Number({ description: 'From sending the query to the parts until the last answered.' }),
+    merge_ms: Type.Number({ description: 'Merging the parts\' top-k lists and rendering.' }),
+    parts: Type.Array(PartProfile),
+    total_ms: Type.Number(),
+  },
+  { description: 'With profile=true: where the request\'s time went.', additionalProperties: true },
+);
+const plainDebug = Type.Union([Type.Object({ profile: Type.Optional(Profile) }, { additionalProperties: true }), Type.Null()], { description: 'null unless profile was asked for' });
 const autocompleteDebug = Type.Union(
-  [Type.Object({ vector: Type.Optional(VectorDebug) }, { additionalProperties: true }), Type.Null()],
-  { description: 'null unless debug, profile or benchmark was asked for; `vector` with debug or benchmark' },
+  [Type.Object({ vector: Type.Optional(VectorDebug), profile: Type.Optional(Profile) }, { additionalProperties: true }), Type.Null()],
+  { description: 'null unless debug, profile or benchmark was asked for; `vector` with debug or benchmark, `profile` with profile' },
 );
 export const TypeaheadResponse = suggestResponse('TypeaheadResponse', TypeaheadSuggestion, plainDebug);
 export const AutocompleteResponse = suggestResponse('AutocompleteResponse', AutocompleteSuggestion, autocompleteDebug);

@@ -52,6 +52,19 @@ interface PartResult {
   debug?: { vector?: PartVectorDebug };
   /** documents written before the query that it did not see (a bulk load still being indexed) */
   indexing?: number;
+  /** per-stage timings (profile=true) */
+  profile?: PartProfile;
+}
+
+/** What a part reports of its own time with profile=true (shard/engine/stage-clock.ts EngineProfile). */
+interface PartProfile {
+  engine_ms: number;
+  stages: Record<string, number>;
+  thread?: string;
+  queue_ms?: number;
+  handoff_ms?: number;
+  view_sent?: boolean;
+  fresh_wait_ms?: number;
 }
 
 interface BackendTiming {
@@ -144,7 +157,7 @@ export class SearchService {
       this.cache.missed();
     }
     const resolvedAt = performance.now();
-    const partTimes: { part: number; node: string; ms: number }[] = [];
+    const partTimes: ({ part: number; node: string; ms: number } & Partial<PartProfile>)[] = [];
     const value = payloadOf(p, ranking, behavior);
     let packed: Buffer | null = null;
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
@@ -159,7 +172,8 @@ export class SearchService {
         const r = await api.query({ ref, kind: p.kind, payload: packed });
         result = unpack(r.result) as PartResult;
       }
-      partTimes.push({ part: ref.part, node, ms: round(performance.now() - t0) });
+      // the part's own breakdown (where it ran, queueing, engine stages) follows the round trip
+      partTimes.push({ part: ref.part, node, ms: round(performance.now() - t0), ...(p.profile && result.profile !== undefined ? result.profile : {}) });
       return result;
     });
     const gathered = performance.now();
@@ -250,6 +264,7 @@ const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<
   ...(p.debug ? { debug: true } : {}),
   ...(p.vectorBackend ? { vector_backend: p.vectorBackend } : {}),
   ...(p.benchmark ? { benchmark: true } : {}),
+  ...(p.profile ? { profile: true } : {}),
 });
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

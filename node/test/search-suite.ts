@@ -142,11 +142,33 @@ export function registerSearchSuite(name: string, target: () => SuiteTarget, opt
       expect(badMode.status).toBe(422);
       expect(badMode.body.detail[0]!.loc).toEqual(['query', 'mode']);
 
-      const prof = await q(`/v1/autocomplete?index=${index}&query=galaxy&profile=true`);
-      expect(prof.body.debug).not.toBeNull();
-      const profile = (prof.body.debug as { profile: { parts: unknown[]; total_ms: number } }).profile;
-      expect(profile.parts).toHaveLength(opts.parts);
-      expect(profile.total_ms).toBeGreaterThanOrEqual(0);
+      interface PartProfile { part: number; ms: number; thread: string; engine_ms: number; stages: Record<string, number> }
+      const profileOf = (body: SuggestBody) => (body.debug as { profile: { parts: PartProfile[]; total_ms: number; scatter_gather_ms: number } }).profile;
+      const checkParts = (profile: ReturnType<typeof profileOf>, stages: string[]) => {
+        expect(profile.parts.map((p) => p.part).sort()).toEqual(Array.from({ length: opts.parts }, (_, i) => i));
+        for (const p of profile.parts) {
+          expect(p.thread).toMatch(/^(event loop|query thread \d+)$/);
+          expect(Object.keys(p.stages)).toEqual(expect.arrayContaining(stages));
+          const sum = Object.values(p.stages).reduce((a, b) => a + b, 0);
+          expect(Math.abs(sum - p.engine_ms)).toBeLessThan(0.05);
+          // the engine's time is part of the part's round trip, which is part of the whole
+          expect(p.engine_ms).toBeLessThanOrEqual(p.ms + 0.01);
+          expect(p.ms).toBeLessThanOrEqual(profile.total_ms + 0.01);
+        }
+      };
+      for (let i = 0; i < 2; i++) {
+        // asked twice: a profiled answer is never served from the cache
+        const prof = await q(`/v1/autocomplete?index=${index}&query=galaxy&profile=true`);
+        expect(prof.body.debug).not.toBeNull();
+        checkParts(profileOf(prof.body), ['analyze', 'lexical_strict', 'render']);
+      }
+      const hybrid = await q(`/v1/autocomplete?index=${index}&query=galxy&mode=hybrid&profile=true`);
+      checkParts(profileOf(hybrid.body), ['embed', 'fuse']);
+      const ta = await q(`/v1/typeahead?index=${index}&query=samsung%20gal&profile=true`);
+      expect(ta.status).toBe(200);
+      checkParts(profileOf(ta.body), ['analyze', 'tables', 'rank']);
+      expect((await q(`/v1/typeahead?index=${index}&query=samsung%20gal`)).body.debug).toBeNull();
+      expect((await api.call('GET', `/v1/typeahead?index=${index}&query=sams&profile=maybe`, { key: pub })).status).toBe(422);
     });
 
     it('shows an acknowledged write to the next query, cached or not', async () => {

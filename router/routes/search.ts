@@ -34,6 +34,7 @@ const TypeaheadQuery = Type.Object({
   index: SearchIndex,
   limit: SearchLimit,
   bypass_cache: Flag('Fetch fresh results.'),
+  profile: Flag('Adds `debug.profile`: per-stage timings of the request and of each index part (never cached).'),
 });
 
 const AutocompleteQuery = Type.Object({
@@ -42,7 +43,9 @@ const AutocompleteQuery = Type.Object({
   limit: SearchLimit,
   mode: Type.Optional(SearchMode),
   debug: Flag('Adds the debug object.'),
-  profile: Flag('Adds per-stage timings to the debug object (even without debug=true).'),
+  profile: Flag(
+    'Adds `debug.profile` (even without debug=true; never cached): `resolve_ms`, `scatter_gather_ms`, `merge_ms`, `total_ms`, and per index part its round trip `ms` with the part\'s own breakdown: `thread` (`event loop` or `query thread N`), `queue_ms` (waiting for a query thread), `handoff_ms` (the rest of the trip to the thread and back), `fresh_wait_ms` (waiting for documents written just before to become searchable), `engine_ms`, and `stages`: milliseconds per engine stage (snapshot, analyze, correct, lexical_expand, lexical_strict, lexical_drop, lexical_loose, lexical, lexical_corrected, synonyms, embed, fuse, vector, rerank, debug, render, pins; typeahead: analyze, tables, spelling, rank, fallback), which add up to `engine_ms`.',
+  ),
   bypass_cache: Flag('Fetch fresh results.'),
   filters: Type.Optional(Type.String({ maxLength: 4096, description: 'JSON object: field -> array of exact values, or a range object with gte, gt, lte, lt.' })),
   user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Personalization; paid plans only.' })),
@@ -74,6 +77,7 @@ function typeaheadParams(req: Req<unknown, Static<typeof TypeaheadQuery>, Static
     index: req.query.index,
     query: req.query.query,
     limit: req.query.limit,
+    profile: req.query.profile,
     bypassCache: bypassed(req.query.bypass_cache, req.headers['X-Bypass-Cache']),
   };
 }

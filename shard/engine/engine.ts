@@ -18,6 +18,7 @@ import { RankingRules } from './ranking-rules.js';
 import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
+import { StageClock } from './stage-clock.js';
 import { typeahead } from './typeahead.js';
 import { predictCandidates, type PredictRequest } from './predict.js';
 import type { PredictPartResult } from '../../node/runtime/predict-types.js';
@@ -358,20 +359,31 @@ export class SuggestEngine {
   }
 
   typeahead(req: TypeaheadRequest): SuggestResult<TypeaheadSuggestion> {
+    const clock = req.profile === true ? new StageClock() : null;
     const snap = this.snapshot();
+    clock?.lap('snapshot');
     const limit = clampLimit(req.limit);
     const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
-    if (!rules.active) return typeahead(snap, this.corrector('suggestive'), req.query, limit);
+    if (!rules.active) {
+      const result = typeahead(snap, this.corrector('suggestive'), req.query, limit, clock);
+      return clock === null ? result : { ...result, profile: clock.report() };
+    }
     // typeahead honours hide rules only (products it lists); a few spare suggestions fill the gaps
-    const result = typeahead(snap, this.corrector('suggestive'), req.query, limit + HIDE_SPARE);
+    const result = typeahead(snap, this.corrector('suggestive'), req.query, limit + HIDE_SPARE, clock);
     const suggestions = result.suggestions.filter((s) => s.type !== 'product' || !rules.hidden(snap, s.id)).slice(0, limit);
-    return { ...result, suggestions };
+    clock?.lap('rules');
+    return { ...result, suggestions, ...(clock === null ? {} : { profile: clock.report() }) };
   }
 
   autocomplete(req: AutocompleteRequest): AutocompleteResult {
+    // stages (profile=true): snapshot, analyze, correct, lexical, lexical_corrected, synonyms,
+    // embed, fuse, vector, rerank, debug (vector debug and benchmark), render, pins
+    const clock = req.profile === true ? new StageClock() : null;
     const snap = this.snapshot();
+    clock?.lap('snapshot');
     const limit = clampLimit(req.limit);
     const q = analyzeQuery(req.query);
+    clock?.lap('analyze');
     const mode: AutocompleteMode = req.mode ?? DEFAULT_AUTOCOMPLETE_MODE;
     const backend = req.vectorBackend ?? DEFAULT_VECTOR_BACKEND;
     const poolSize = mode === 'fts_only' ? limit : Math.max(CANDIDATE_POOL, limit);
@@ -380,12 +392,14 @@ export class SuggestEngine {
     let corrected: string[] | null = null;
     const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snap.hasPrefix(w, 'any') : snap.df(w) === 0));
     if (unknown) corrected = this.corrector('any').correct(words, lastIsPrefix);
+    clock?.lap('correct');
     const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
     // hybrid applies boost/bury once, to the fused score; every mode keeps hidden documents out
-    const options = { limit: poolSize, ...(mode === 'hybrid' || mode === 'fts_rerank' ? { enough: limit } : {}), filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions(mode === 'hybrid') };
+    const options = { limit: poolSize, ...(mode === 'hybrid' || mode === 'fts_rerank' ? { enough: limit } : {}), filters: req.filters ?? null, prefixLast: lastIsPrefix, ...(req.stats ? { stats: req.stats } : {}), ...rules.lexicalOptions(mode === 'hybrid'), clock };
     let result: LexicalResult = { hits: [], total: 0, words: words.length };
     if (mode !== 'vector_only') {
       result = lexicalSearch(snap, q, options);
+      clock?.lap('lexical');
       if (corrected) {
         // The corrected reading competes with the query as typed (whose own typo matching is
         // stricter): its documents count at a discount, each document keeps its better score.
@@ -401,11 +415,14 @@ export class SuggestEngine {
         }
         const hits = [...best.values()].sort(byScore).slice(0, poolSize);
         result = { hits, total: Math.max(result.total, alt.total), words: result.words };
+        clock?.lap('lexical_corrected');
       }
       result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeQuery(text + (lastIsPrefix ? '' : ' ')), options), poolSize);
+      if (rules.active) clock?.lap('synonyms');
     }
     const wantVectors = mode !== 'fts_only' || req.benchmark === true;
     const qv = wantVectors ? this.queryVector((corrected ?? words).join(' '), lastIsPrefix) : null;
+    if (qv !== null) clock?.lap('embed');
     let vdebug: VectorDebug | undefined;
     let hits: LexicalHit[] = result.hits;
     const vectorStarted = performance.now();
@@ -414,6 +431,7 @@ export class SuggestEngine {
     // outscores anything a document found only by vectors could reach, the graph is not searched
     const fused = mode === 'hybrid' && qv !== null ? fuseLexical(snap, result.hits, qv, this.embedder.name) : null;
     const settled = fused !== null && !rules.active && req.debug !== true && req.benchmark !== true && this.embedder.unitVectors === true && lexicalSettles(fused, limit);
+    if (fused !== null) clock?.lap('fuse');
     if (qv !== null && (mode === 'vector_only' || (mode === 'hybrid' && !settled))) {
       // hybrid's vector candidates only complete the lexical ones (which carry 0.8 of the score):
       // a smaller pool and candidate list keep it cheap
@@ -421,16 +439,19 @@ export class SuggestEngine {
       const k = mode === 'vector_only' && !rules.active ? limit : hybrid ? Math.max(HYBRID_VECTOR_POOL, limit) : Math.max(poolSize, CANDIDATE_POOL);
       vs = vectorSearch(snap, this.graphs, qv, { k, backend, filters: req.filters ?? null, embedder: this.embedder.name, ...(hybrid ? { ef: HYBRID_EF } : {}) });
       if (rules.active) vs = { ...vs, hits: rules.adjust(snap, vs.hits, mode === 'hybrid') };
+      clock?.lap('vector');
     }
     if (mode === 'vector_only' && vs !== null) {
       // a similarity of zero or less shares nothing with the query
       hits = vs.hits.filter((h) => h.score > 0).map((h) => ({ ...h, matched: 0, typos: 0 }));
     } else if (fused !== null) {
       hits = rules.adjust(snap, withVectorCandidates(fused, vs?.hits ?? []));
+      clock?.lap('fuse');
     } else if (mode === 'fts_rerank' && qv !== null && hits.length > 0) {
       // a per-document factor keeps scores comparable across parts
       hits = hits.map((h) => ({ ...h, score: h.score * (1 - RERANK_WEIGHT + RERANK_WEIGHT * Math.max(0, similarity(snap, h, qv, this.embedder.name))) }));
       hits.sort(byScore);
+      clock?.lap('rerank');
     }
     hits = hits.slice(0, limit);
     if (req.debug === true || req.benchmark === true) {
@@ -444,6 +465,7 @@ export class SuggestEngine {
         ms: vs === null ? 0 : round3(performance.now() - vectorStarted),
       };
       if (req.benchmark === true && qv !== null) vdebug.benchmark = this.benchmark(snap, qv, limit, req.filters ?? null);
+      clock?.lap('debug');
     }
     const suggestions = hits.map((h) => {
       const s = renderSuggestion(snap, h.segment, h.ord, h.score, h);
@@ -451,12 +473,15 @@ export class SuggestEngine {
       return s;
     });
     const out: AutocompleteResult = { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, mode, suggestions };
+    clock?.lap('render');
     if (rules.active) {
       const pinned = rules.pinned(snap, options.filters, (seg, ord, score) => renderSuggestion(snap, seg, ord, score, null), (spec) => lexicalSearch(snap, q, { ...options, limit: 1, filters: spec }).hits[0] ?? null);
       if (pinned.length > 0) out.pinned = pinned;
       if (req.debug) out.ranking = rules.debugReport();
+      clock?.lap('pins');
     }
     if (vdebug !== undefined) out.debug = { vector: vdebug };
+    if (clock !== null) out.profile = clock.report();
     return out;
   }
 

@@ -15,6 +15,7 @@ import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js
 import { maxEditsFor, typoCost } from './fuzzy.js';
 import { clearScratch, normsFor, type CollectionStats, type IndexSnapshot } from './index-snapshot.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
+import type { StageClock } from './stage-clock.js';
 import { NO_POSITION, TERM_PRIMARY, TERM_TOP_THRESHOLD, TF_BITS, TF_MAX, ALT_ONLY, PART_ONLY, type Segment } from './segment.js';
 
 /** Field weights and length normalization, in FIELD order (title, brand, category, attr, desc). */
@@ -94,6 +95,8 @@ export interface LexicalOptions {
    * applied before the top-k cut; null for a segment without affected documents.
    */
   docFactor?: (seg: Segment) => ((ord: number) => number) | null;
+  /** profile=true: times expansion and each pass (lexical_expand, _strict, _drop, _loose) */
+  clock?: StageClock | null;
 }
 
 export interface LexicalHit {
@@ -224,6 +227,8 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   if (words.length === 0 || snapshot.docCount === 0) return { hits: [], total: 0, words: 0 };
   const fuzzy = options.fuzzy ?? true;
   const expansions = words.map((w, i) => expandMemoized(snapshot, w, prefixLast && i === words.length - 1, fuzzy));
+  const clock = options.clock ?? null;
+  clock?.lap('lexical_expand');
   const stats = options.stats;
   const N = stats?.docCount ?? snapshot.docCount;
   const avg = stats?.avgFieldLength ?? snapshot.avgFieldLength;
@@ -271,6 +276,7 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   // common words cost little. When it falls short, documents missing one word (each word left
   // out in turn, the same cheap way), and only then any matching word.
   const strict = run(everyWord, true);
+  clock?.lap('lexical_strict');
   const enough = Math.min(options.enough ?? options.limit, options.limit);
   if (options.requireAll || n === 1 || strict.hits.length >= enough) return strict;
   const merged = new Map<string, LexicalHit>();
@@ -289,11 +295,13 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
       r.hits.forEach(keep);
       total = Math.max(total, r.total);
     }
+    clock?.lap('lexical_drop');
   }
   if (merged.size < enough) {
     const loose = run(everyWord, false);
     loose.hits.forEach(keep);
     total = Math.max(total, loose.total);
+    clock?.lap('lexical_loose');
   }
   const hits = [...merged.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, options.limit);
   return { hits, total, words: n };

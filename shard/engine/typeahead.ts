@@ -13,6 +13,7 @@ import { lexicalSearch } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { docWeightOf, type Segment } from './segment.js';
 import type { SpellCorrector } from './spell-corrector.js';
+import type { StageClock } from './stage-clock.js';
 import type { CompletionHit } from './suggestion-index.js';
 import type { SuggestResult, TypeaheadSuggestion } from './types.js';
 
@@ -32,13 +33,16 @@ interface Candidate {
   factor: number;
 }
 
-export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, query: string, limit: number): SuggestResult<TypeaheadSuggestion> {
+/** `clock` (profile=true) times the stages: analyze, tables, spelling, rank, fallback. */
+export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, query: string, limit: number, clock: StageClock | null = null): SuggestResult<TypeaheadSuggestion> {
   const q = analyzeQuery(query);
+  clock?.lap('analyze');
   const words = q.words.map((w) => w.term);
   if (words.length === 0 || snapshot.liveCount === 0) return { normalized_query: q.normalized, corrected_query: null, suggestions: [] };
   const lastIsPrefix = !q.lastWordComplete;
   const cands = new Map<string, Candidate>();
   gather(snapshot, words, lastIsPrefix, 1, limit, cands);
+  clock?.lap('tables');
 
   // Spelling alternatives: when something is unknown or the tables ran short.
   let corrected: string[] | null = null;
@@ -51,6 +55,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), limit, cands);
       if (corrected === null && exactCount === 0 && cands.size > before) corrected = alt.words;
     }
+    clock?.lap('spelling');
   }
 
   // score every candidate (cheap), then build only the best ones
@@ -76,11 +81,12 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     forms.add(form);
     out.push(s);
   }
+  clock?.lap('rank');
 
   if (out.length < limit) {
     // products with every word somewhere (typo-tolerant), below anything the tables matched
     const productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
-    const res = lexicalSearch(snapshot, productQuery, { limit, requireAll: true, prefixLast: lastIsPrefix });
+    const res = lexicalSearch(snapshot, productQuery, { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
     const top = res.hits[0]?.score ?? 1;
     const have = new Set(out.map((s) => s.id));
     for (const h of res.hits) {
@@ -93,9 +99,11 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       const score = PRODUCT_FALLBACK_FACTOR * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
       out.push({ id, type: 'product', title, score: round(score) });
     }
+    clock?.lap('fallback');
   }
 
   out.sort((a, b) => b.score - a.score || (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+  clock?.lap('rank');
   return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, limit) };
 }
 

@@ -6,11 +6,13 @@ import type { SuggestionType } from './suggestion-miner.js';
 import type { VectorBackend } from './vector-index.js';
 import type { PinnedSuggestion, RankingPayload } from '../../node/runtime/ranking-payload.js';
 import type { MerchandisedMark, RankingReport } from './ranking-rules.js';
+import type { EngineProfile } from './stage-clock.js';
 
 export type { SuggestionType } from './suggestion-miner.js';
 export type { FilterSpec } from './filters.js';
 export type { CollectionStats } from './index-snapshot.js';
 export type { VectorBackend } from './vector-index.js';
+export type { EngineProfile } from './stage-clock.js';
 export { VECTOR_BACKENDS, DEFAULT_VECTOR_BACKEND } from './vector-index.js';
 
 export type AutocompleteMode = 'fts_only' | 'vector_only' | 'hybrid' | 'fts_rerank';
@@ -24,6 +26,8 @@ export interface TypeaheadRequest {
   limit?: number;
   /** the index's synonyms and merchandising rules that apply to this query (typeahead: hides only) */
   ranking?: RankingPayload | null;
+  /** report per-stage timings in the result's `profile` */
+  profile?: boolean;
 }
 
 export interface AutocompleteRequest {
@@ -44,6 +48,8 @@ export interface AutocompleteRequest {
   ranking?: RankingPayload | null;
   /** add `ranking` (what the rules did) and `debug.vector` (what the vector retrieval did) to the result */
   debug?: boolean;
+  /** report per-stage timings in the result's `profile` */
+  profile?: boolean;
 }
 
 export interface TypeaheadSuggestion {
@@ -96,6 +102,8 @@ export interface SuggestResult<S> {
   /** the query as corrected from the index's vocabulary, null when unchanged */
   corrected_query: string | null;
   suggestions: S[];
+  /** per-stage timings, when the request asked for them */
+  profile?: EngineProfile;
 }
 
 /** Timing of one library's vector retrieval in a benchmark. */

@@ -203,11 +203,13 @@ export class QueryPool {
   private ask(key: string, state: PartState, query: { kind: 'autocomplete'; request: AutocompleteRequest } | { kind: 'typeahead'; request: TypeaheadRequest }): Promise<AutocompleteResult | TypeaheadResult> {
     const task: QueryTask = { ...query, key, version: state.part.version, stamp: state.stamp };
     const lane = affinityLane(key, task.request.query, this.lanes.length);
-    return this.run(lane, task).then((a) => {
-      if ('result' in a) return a.result;
+    const sent = task.request.profile === true ? clockMs() : 0;
+    const answered = this.run(lane, task).then((a): QueryAnswer | Promise<QueryAnswer> => {
+      if ('result' in a) return a;
       this.viewsSent++;
-      return this.run(lane, { ...task, part: state.part }).then(resultOf);
+      return this.run(lane, { ...task, part: state.part }).then((b): QueryAnswer => ('result' in b ? { ...b, viewSent: true } : b));
     });
+    return answered.then((a) => (task.request.profile === true ? withPoolTimings(a, sent) : resultOf(a)));
   }
 
   private dispatch(key: string, state: PartState, req: AutocompleteRequest): Promise<AutocompleteResult> {
@@ -437,4 +439,31 @@ export function affinityLane(key: string, query: string, lanes: number): number 
 function resultOf(a: QueryAnswer): AutocompleteResult | TypeaheadResult {
   if ('result' in a) return a.result;
   throw new Error('a query thread did not take the view it was sent');
+}
+
+/**
+ * The answer's profile completed with the hand-off (profile=true): which thread answered, how long
+ * the query waited for it (`queue_ms`), and the rest of the round trip beyond the engine's own
+ * time (`handoff_ms`: posting the task and the answer, and the view when the thread lacked it).
+ */
+function withPoolTimings(a: QueryAnswer, sent: number): AutocompleteResult | TypeaheadResult {
+  const result = resultOf(a);
+  const p = result.profile;
+  if (p === undefined || !('result' in a)) return result;
+  const total = clockMs() - sent;
+  const queue = a.startedAt === undefined ? 0 : Math.max(0, a.startedAt - sent);
+  p.thread = a.thread === undefined ? 'query thread' : `query thread ${a.thread}`;
+  p.queue_ms = round3(queue);
+  p.handoff_ms = round3(Math.max(0, total - queue - p.engine_ms));
+  if (a.viewSent === true) p.view_sent = true;
+  return result;
+}
+
+/** Milliseconds on a clock every thread of the process reads alike. */
+export function clockMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function round3(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
 }

@@ -7,7 +7,7 @@
 // graph to a file once and every thread reads it from there.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { BroadcastChannel } from 'node:worker_threads';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { SuggestEngine, type EngineOptions } from '../engine/engine.js';
 import { memoBudget } from '../engine/memo.js';
@@ -48,7 +48,11 @@ interface QueryTaskOf<K extends string, R> {
   part?: QueryPart;
 }
 
-export type QueryAnswer = { result: AutocompleteResult | TypeaheadResult } | { missing: true };
+/**
+ * With profile=true, an answer also says when the thread started on it (`clockMs` of
+ * query-pool.ts) and which thread it is; `viewSent` is set by the pool.
+ */
+export type QueryAnswer = { result: AutocompleteResult | TypeaheadResult; startedAt?: number; thread?: number; viewSent?: boolean } | { missing: true };
 
 /** Broadcast by the owner when a part's engine is gone (dropped, moved away, closed). */
 export interface ForgetMessage {
@@ -141,10 +145,12 @@ if (data?.memoStats instanceof SharedArrayBuffer) {
 }
 
 export default function answer(task: QueryTask): QueryAnswer {
+  const startedAt = task.request.profile === true ? performance.timeOrigin + performance.now() : 0;
   if (task.part !== undefined) install(task.part, task.stamp);
   const m = mirrors.get(task.key);
   if (m === undefined || m.version !== task.version || m.stamp !== task.stamp) return { missing: true };
-  return { result: task.kind === 'typeahead' ? m.engine.typeahead(task.request) : m.engine.autocomplete(task.request) };
+  const result = task.kind === 'typeahead' ? m.engine.typeahead(task.request) : m.engine.autocomplete(task.request);
+  return task.request.profile === true ? { result, startedAt, thread: threadId } : { result };
 }
 
 function install(part: QueryPart, stamp: number): void {

@@ -27,7 +27,7 @@ import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
-import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
+import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type EngineProfile, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
@@ -344,11 +344,13 @@ export class SearchHost implements QueryHandler {
    */
   private answer(loaded: Loaded, ctx: QueryContext): unknown {
     if (this.refresher.ready(loaded.engine)) return this.run(loaded, ctx);
+    const waiting = performance.now();
     return this.refresher.settle(loaded.engine).then((unseen) => {
-      if (unseen === 0) return this.run(loaded, ctx);
+      const waited = performance.now() - waiting;
+      if (unseen === 0) return then(this.run(loaded, ctx), (r) => withFreshWait(r, waited));
       this.unseenAnswers++;
       const result = loaded.engine.published(() => this.run(loaded, ctx));
-      return result instanceof Promise ? result.then((r) => withIndexing(r, unseen)) : withIndexing(result, unseen);
+      return then(result, (r) => withFreshWait(withIndexing(r, unseen), waited));
     });
   }
 
@@ -369,7 +371,12 @@ export class SearchHost implements QueryHandler {
     return this.opts.queryPool ? this.opts.queryPool.autocomplete(keyOf(ctx.ref), engine, req) : engine.autocomplete(req);
   }
 
-  private run({ engine, behavior }: Loaded, ctx: QueryContext): unknown {
+  private run(loaded: Loaded, ctx: QueryContext): unknown {
+    const result = this.runQuery(loaded, ctx);
+    return (ctx.payload as { profile?: unknown } | undefined)?.profile === true ? then(result, onEventLoop) : result;
+  }
+
+  private runQuery({ engine, behavior }: Loaded, ctx: QueryContext): unknown {
     const payload = (ctx.payload ?? {}) as Record<string, unknown>;
     const settings = behaviorSettings(payload.behavior);
     const learned = settings.enabled && !behavior.isEmpty;
@@ -730,7 +737,7 @@ function queryOf(payload: Record<string, unknown>): string {
 }
 
 function typeaheadRequest(payload: Record<string, unknown>): TypeaheadRequest {
-  return { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking) };
+  return { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking), ...(payload.profile === true ? { profile: true } : {}) };
 }
 
 function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequest {
@@ -745,6 +752,7 @@ function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequ
   }
   if (payload.benchmark === true) req.benchmark = true;
   if (payload.debug === true) req.debug = true;
+  if (payload.profile === true) req.profile = true;
   if (payload.filters !== undefined && payload.filters !== null) {
     const checked = validateFilters(payload.filters);
     if (checked.problems.length > 0) throw validationError(checked.problems.map((p) => ({ ...p, loc: ['query', ...p.loc] })));
@@ -776,6 +784,25 @@ function predictRequest(payload: Record<string, unknown>): PredictRequest {
 /** Where the ANN graphs of a snapshot file are kept. */
 function graphsDir(snapshotFile: string): string {
   return `${snapshotFile}.graphs`;
+}
+
+/** `f` of a value, or of the value a promise resolves to. */
+function then(value: unknown, f: (v: unknown) => unknown): unknown {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/** A profiled answer computed here says so (one from a query thread already names it). */
+function onEventLoop(result: unknown): unknown {
+  const p = (result as { profile?: EngineProfile } | null)?.profile;
+  if (p !== undefined && p.thread === undefined) p.thread = 'event loop';
+  return result;
+}
+
+/** A profiled answer that waited for fresh writes to become searchable says how long. */
+function withFreshWait(result: unknown, waited: number): unknown {
+  const p = (result as { profile?: EngineProfile } | null)?.profile;
+  if (p !== undefined) p.fresh_wait_ms = Math.round(waited * 1000) / 1000;
+  return result;
 }
 
 /** A part's answer that did not see `unseen` documents still being indexed (a copy: engines may memoize theirs). */

@@ -67,6 +67,24 @@ describe('query pool', () => {
     expect((await pool.typeahead('p', engine, { query: 'qwzx' })).suggestions).toEqual([]);
   });
 
+  it('reports, with profile=true, the thread that answered, its queue and hand-off times, and the engine stages', async () => {
+    const req: AutocompleteRequest = { query: 'samsung galaxy', profile: true };
+    const { profile, ...rest } = await pool.autocomplete('profiled', engine, req);
+    const { profile: own, ...expected } = engine.autocomplete(req);
+    expect(rest).toEqual(expected);
+    expect(own?.thread).toBeUndefined();
+    expect(profile?.thread).toMatch(/^query thread \d+$/);
+    // a new part: the thread was sent its view first
+    expect(profile?.view_sent).toBe(true);
+    expect(profile?.queue_ms).toBeGreaterThanOrEqual(0);
+    expect(profile?.handoff_ms).toBeGreaterThanOrEqual(0);
+    expect(Object.keys(profile?.stages ?? {})).toEqual(expect.arrayContaining(['analyze', 'lexical_strict', 'render']));
+    const again = await pool.typeahead('profiled', engine, { query: 'sams', profile: true });
+    expect(again.profile?.view_sent).toBeUndefined();
+    expect(Object.keys(again.profile?.stages ?? {})).toEqual(expect.arrayContaining(['analyze', 'tables']));
+    expect((await pool.autocomplete('profiled', engine, { query: 'samsung galaxy' })).profile).toBeUndefined();
+  });
+
   it('sees an acknowledged write and a delete at once', async () => {
     const doc: SuggestDocument = { id: 'new-1', title: 'Zyxwvut Quantum Blender 3000', desc: '', manufacturer: 'Zyxwvut', raw: {} };
     engine.upsert([doc]);
