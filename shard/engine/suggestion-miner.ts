@@ -101,6 +101,31 @@ interface DocRecord {
 /** Counters for phrase hashes: pass one counts, pass two materializes only repeated phrases. */
 const HASH_BITS = 22;
 
+/**
+ * The counters (4 MB) are the thread's, not each miner's: a build of one fresh document used to
+ * allocate and clear all of them. A miner takes them in its constructor and gives them back
+ * cleared (only the slots it touched) when it finishes. While a miner that has not finished is
+ * alive, another gets counters of its own; once it is gone unfinished (its build failed), the
+ * next clears them whole.
+ */
+let sharedCounts: Uint8Array | null = null;
+let countsHolder: WeakRef<object> | null = null;
+function takeCounts(holder: object): Uint8Array {
+  if (countsHolder !== null) {
+    if (countsHolder.deref() !== undefined) return new Uint8Array(1 << HASH_BITS);
+    (sharedCounts as Uint8Array).fill(0);
+  }
+  sharedCounts ??= new Uint8Array(1 << HASH_BITS);
+  countsHolder = new WeakRef(holder);
+  return sharedCounts;
+}
+function returnCounts(holder: object, counts: Uint8Array, touched: readonly number[]): void {
+  if (counts !== sharedCounts || countsHolder?.deref() !== holder) return;
+  if (touched.length > counts.length >>> 4) counts.fill(0);
+  else for (const at of touched) counts[at] = 0;
+  countsHolder = null;
+}
+
 export class SuggestionMiner {
   private readonly minSupport: number;
   private readonly maxWords: number;
@@ -126,7 +151,9 @@ export class SuggestionMiner {
   private docs = 0;
   private readonly records: DocRecord[] = [];
   private readonly itemCache = new Map<string, Item>();
-  private readonly phraseCounts = new Uint8Array(1 << HASH_BITS);
+  private readonly phraseCounts = takeCounts(this);
+  /** counter slots this miner set, cleared when it finishes */
+  private readonly touchedSlots: number[] = [];
   /** title words by id, their occurrences, and (word, next word's singular) pair counts */
   private readonly wordIds = new Map<string, number>();
   private readonly wordList: string[] = [];
@@ -234,7 +261,9 @@ export class SuggestionMiner {
     this.records.push(record);
     this.phrases(record, (hash) => {
       const at = hash >>> (32 - HASH_BITS);
-      if ((this.phraseCounts[at] as number) < 255) this.phraseCounts[at] = (this.phraseCounts[at] as number) + 1;
+      const c = this.phraseCounts[at] as number;
+      if (c === 0) this.touchedSlots.push(at);
+      if (c < 255) this.phraseCounts[at] = c + 1;
     });
   }
 
@@ -340,6 +369,8 @@ export class SuggestionMiner {
   finish(): MinedSuggestions {
     // pass two: materialize candidates, phrases only when their hash was seen often enough
     for (const r of this.records) this.touchDocument(r);
+    returnCounts(this, this.phraseCounts, this.touchedSlots);
+    this.touchedSlots.length = 0;
     this.records.length = 0;
     this.itemCache.clear();
     const total = this.displays.length;
