@@ -85,10 +85,27 @@ describe('SuggestionIndex', () => {
     expect(out.map((h) => idx.display(h.sug))).toEqual(['Samsung Galaxy']);
   });
 
+  it('finds every key and no other, in small tables (a map of keys) and large ones (binary search) alike', () => {
+    for (const n of [1, 40, 2048, 2049, 6000]) {
+      const idx = build(randomSuggestions(n, n));
+      const rnd = random(n + 1);
+      for (let s = 0; s < idx.size; s++) expect(idx.find(idx.key(s))).toBe(s);
+      for (let i = 0; i < 2000; i++) {
+        const words = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => randomWord(rnd, 'abcde', 1, 4));
+        const key = words.join(' ');
+        let brute = -1;
+        for (let s = 0; s < idx.size && brute < 0; s++) if (idx.key(s) === key) brute = s;
+        expect(idx.find(key)).toBe(brute);
+      }
+      expect(idx.find('')).toBe(-1);
+    }
+  });
+
   it('handles an empty table', () => {
     const idx = build([]);
     const out: CompletionHit[] = [];
     idx.complete('a', 10, true, null, out);
     expect(out).toEqual([]);
+    expect(idx.find('a')).toBe(-1);
   });
 });
