@@ -859,9 +859,6 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
 let versions = 0;
 const nextVersion = () => ++versions;
 
-function byScore(a: { score: number; segment: number; ord: number }, b: { score: number; segment: number; ord: number }): number {
-  return b.score - a.score || a.segment - b.segment || a.ord - b.ord;
-}
 
 function methodOf(r: VectorSearchResult): VectorDebug['method'] {
   if (r.ann_documents > 0) return r.exact_documents > 0 ? 'mixed' : 'ann';
@@ -872,6 +869,14 @@ function methodOf(r: VectorSearchResult): VectorDebug['method'] {
 function similarity(snap: IndexSnapshot, h: { segment: number; ord: number }, qv: Float32Array, embedder: string): number {
   const seg = snap.segments[h.segment] as Segment;
   return searchable(seg, embedder, qv.length) ? dotRow(seg.vectors, h.ord, qv, qv.length) : 0;
+}
+
+/** Best first: higher score, then earlier segment, then earlier document (an integer: see lexical-search.ts compareHits). */
+function byScore(a: { score: number; segment: number; ord: number }, b: { score: number; segment: number; ord: number }): number {
+  const x = a.score;
+  const y = b.score;
+  if (x !== y) return x > y ? -1 : 1;
+  return a.segment - b.segment || a.ord - b.ord;
 }
 
 /**

@@ -303,7 +303,7 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
     total = Math.max(total, loose.total);
     clock?.lap('lexical_loose');
   }
-  const hits = [...merged.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, options.limit);
+  const hits = [...merged.values()].sort(compareHits).slice(0, options.limit);
   return { hits, total, words: n };
 }
 
@@ -1015,7 +1015,7 @@ class TopHits {
   }
 
   sorted(): LexicalHit[] {
-    return [...this.heap].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord);
+    return [...this.heap].sort(compareHits);
   }
 
   private up(i: number): void {
@@ -1050,4 +1050,16 @@ function worse(a: LexicalHit, score: number, segment: number, ord: number): bool
 
 function worseHit(a: LexicalHit, b: LexicalHit): boolean {
   return worse(a, b.score, b.segment, b.ord);
+}
+
+/**
+ * Hits best first: higher score, then earlier segment, then earlier document. Answers an integer
+ * (a comparator that answers a fractional difference makes the sort box a number per call). Each
+ * module keeps its own copy, so that each sees few object shapes and stays optimized.
+ */
+function compareHits(a: LexicalHit, b: LexicalHit): number {
+  const x = a.score;
+  const y = b.score;
+  if (x !== y) return x > y ? -1 : 1;
+  return a.segment - b.segment || a.ord - b.ord;
 }

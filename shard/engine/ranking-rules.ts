@@ -168,7 +168,7 @@ export class RankingRules {
       if (x === 0) continue;
       out.push(hidesOnly || x === 1 ? h : { ...h, score: h.score * x });
     }
-    return out.sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord);
+    return out.sort((a, b) => (a.score !== b.score ? (a.score > b.score ? -1 : 1) : a.segment - b.segment || a.ord - b.ord));
   }
 
   /**
@@ -199,7 +199,7 @@ export class RankingRules {
       }
       this.report.synonym_readings.push({ from: reading.from, to: reading.to, query: reading.query, hits: alt.hits.length, kept });
     }
-    const hits = [...best.values()].sort((a, b) => b.score - a.score || a.segment - b.segment || a.ord - b.ord).slice(0, limit);
+    const hits = [...best.values()].sort((a, b) => (a.score !== b.score ? (a.score > b.score ? -1 : 1) : a.segment - b.segment || a.ord - b.ord)).slice(0, limit);
     return { hits, total, words: base.words };
   }
 
