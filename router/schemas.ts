@@ -579,7 +579,7 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       query: Type.String(),
       original_query: Type.String(),
       normalized_query: Type.String(),
-      corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'null when unchanged' }),
+      corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'The query as corrected from the index\'s own vocabulary (only its last six words are questioned), null when unchanged.' }),
       mode: Type.String({ description: 'Effective mode (`typeahead` on typeahead).' }),
       index: Type.String(),
       took_ms: Type.Number(),

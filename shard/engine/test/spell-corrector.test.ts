@@ -52,6 +52,15 @@ describe('SpellCorrector', () => {
     expect(fix('qzx wvy kjh pqw bath rom vanity')).toBeNull();
   });
 
+  it('questions only the last six words of a long query (each unknown word costs a typo walk)', () => {
+    expect(fix('samsng galxy iphnoe kitchn faucet chrome interior paint white')).toBe('samsng galxy iphnoe kitchen faucet chrome interior paint white');
+    const known = ['samsung', 'galaxy', 'phone', 'apple', 'case', 'tube'];
+    expect(c.mayChange(['samsng', ...known], false)).toBe(false);
+    expect(c.candidates(['samsng', ...known], false, 4).some((r) => r.changed)).toBe(false);
+    expect(c.mayChange([...known.slice(1), 'samsng', 'tube'], false)).toBe(true);
+    expect(fix([...known.slice(1), 'samsng', 'tube'].join(' '))).toBe([...known.slice(1), 'samsung', 'tube'].join(' '));
+  });
+
   it('questions a rare known word only for a far more frequent one', () => {
     expect(fix('flourescent tube')).toBe('fluorescent tube');
   });
@@ -81,7 +90,8 @@ describe('SpellCorrector', () => {
     let seed = 7;
     const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     for (let i = 0; i < 600; i++) {
-      const words = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pool[Math.floor(rnd() * pool.length)] as string);
+      // up to nine words: past six, only the last six are questioned
+      const words = Array.from({ length: 1 + Math.floor(rnd() * (i < 300 ? 3 : 9)) }, () => pool[Math.floor(rnd() * pool.length)] as string);
       for (const prefix of [false, true]) {
         const changes = c.candidates(words, prefix, 4).some((r) => r.changed);
         // may change when it cannot is only a missed saving; cannot change when it does would lose a correction
