@@ -31,11 +31,12 @@ export class StageClock {
 
   report(): EngineProfile {
     const stages: Record<string, number> = {};
-    for (const [name, ms] of Object.entries(this.stages)) stages[name] = round3(ms);
-    return { stages, engine_ms: round3(this.last - this.started) };
+    for (const [name, ms] of Object.entries(this.stages)) stages[name] = roundMs(ms);
+    return { stages, engine_ms: roundMs(this.last - this.started) };
   }
 }
 
-function round3(ms: number): number {
+/** Milliseconds to the microsecond, as profiles report them. */
+export function roundMs(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }

@@ -29,7 +29,8 @@ import type { Segment } from '../engine/segment.js';
 import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
 import { DEFAULT_VECTOR_BACKEND } from '../engine/vector-index.js';
 import type { MemoBudgetStats } from '../engine/memo.js';
-import { MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
+import { roundMs } from '../engine/stage-clock.js';
+import { clockMs, MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
 
 export interface QueryPoolOptions {
   /** worker threads (default 2; the node's default: one per core beyond two) */
@@ -453,17 +454,9 @@ function withPoolTimings(a: QueryAnswer, sent: number): AutocompleteResult | Typ
   const total = clockMs() - sent;
   const queue = a.startedAt === undefined ? 0 : Math.max(0, a.startedAt - sent);
   p.thread = a.thread === undefined ? 'query thread' : `query thread ${a.thread}`;
-  p.queue_ms = round3(queue);
-  p.handoff_ms = round3(Math.max(0, total - queue - p.engine_ms));
+  p.queue_ms = roundMs(queue);
+  p.handoff_ms = roundMs(Math.max(0, total - queue - p.engine_ms));
   if (a.viewSent === true) p.view_sent = true;
   return result;
 }
 
-/** Milliseconds on a clock every thread of the process reads alike. */
-export function clockMs(): number {
-  return performance.timeOrigin + performance.now();
-}
-
-function round3(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
-}

@@ -49,8 +49,8 @@ interface QueryTaskOf<K extends string, R> {
 }
 
 /**
- * With profile=true, an answer also says when the thread started on it (`clockMs` of
- * query-pool.ts) and which thread it is; `viewSent` is set by the pool.
+ * With profile=true, an answer also says when the thread started on it (`clockMs`) and which
+ * thread it is; `viewSent` is set by the pool.
  */
 export type QueryAnswer = { result: AutocompleteResult | TypeaheadResult; startedAt?: number; thread?: number; viewSent?: boolean } | { missing: true };
 
@@ -60,6 +60,11 @@ export interface ForgetMessage {
 }
 
 export const QUERY_POOL_CHANNEL = 'suggest-query-pool';
+
+/** Milliseconds on a clock every thread of the process reads alike. */
+export function clockMs(): number {
+  return performance.timeOrigin + performance.now();
+}
 
 interface Mirror {
   version: number;
@@ -145,7 +150,7 @@ if (data?.memoStats instanceof SharedArrayBuffer) {
 }
 
 export default function answer(task: QueryTask): QueryAnswer {
-  const startedAt = task.request.profile === true ? performance.timeOrigin + performance.now() : 0;
+  const startedAt = task.request.profile === true ? clockMs() : 0;
   if (task.part !== undefined) install(task.part, task.stamp);
   const m = mirrors.get(task.key);
   if (m === undefined || m.version !== task.version || m.stamp !== task.stamp) return { missing: true };
