@@ -348,10 +348,10 @@ export class SearchHost implements QueryHandler {
     const waiting = performance.now();
     return this.refresher.settle(loaded.engine).then((unseen) => {
       const waited = performance.now() - waiting;
-      if (unseen === 0) return then(this.run(loaded, ctx), (r) => withFreshWait(r, waited));
+      if (unseen === 0) return mapAnswer(this.run(loaded, ctx), (r) => withFreshWait(r, waited));
       this.unseenAnswers++;
       const result = loaded.engine.published(() => this.run(loaded, ctx));
-      return then(result, (r) => withFreshWait(withIndexing(r, unseen), waited));
+      return mapAnswer(result, (r) => withFreshWait(withIndexing(r, unseen), waited));
     });
   }
 
@@ -374,7 +374,7 @@ export class SearchHost implements QueryHandler {
 
   private run(loaded: Loaded, ctx: QueryContext): unknown {
     const result = this.runQuery(loaded, ctx);
-    return (ctx.payload as { profile?: unknown } | undefined)?.profile === true ? then(result, onEventLoop) : result;
+    return (ctx.payload as { profile?: unknown } | undefined)?.profile === true ? mapAnswer(result, onEventLoop) : result;
   }
 
   private runQuery({ engine, behavior }: Loaded, ctx: QueryContext): unknown {
@@ -788,7 +788,7 @@ function graphsDir(snapshotFile: string): string {
 }
 
 /** `f` of a value, or of the value a promise resolves to. */
-function then(value: unknown, f: (v: unknown) => unknown): unknown {
+function mapAnswer(value: unknown, f: (v: unknown) => unknown): unknown {
   return value instanceof Promise ? value.then(f) : f(value);
 }
 
