@@ -18,7 +18,7 @@ import { RankingRules } from './ranking-rules.js';
 import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
-import { StageClock } from './stage-clock.js';
+import { round3, StageClock } from './stage-clock.js';
 import { typeahead } from './typeahead.js';
 import { predictCandidates, type PredictRequest } from './predict.js';
 import type { PredictPartResult } from '../../node/runtime/predict-types.js';
@@ -376,8 +376,9 @@ export class SuggestEngine {
   }
 
   autocomplete(req: AutocompleteRequest): AutocompleteResult {
-    // stages (profile=true): snapshot, analyze, correct, lexical, lexical_corrected, synonyms,
-    // embed, fuse, vector, rerank, debug (vector debug and benchmark), render, pins
+    // stages (profile=true): snapshot, analyze, correct, lexical (after lexicalSearch's own
+    // lexical_expand, _strict, _drop, _loose), lexical_corrected, synonyms, embed, fuse, vector,
+    // rerank, debug (vector debug and benchmark), render, pins
     const clock = req.profile === true ? new StageClock() : null;
     const snap = this.snapshot();
     clock?.lap('snapshot');
@@ -854,7 +855,6 @@ export class SuggestEngine {
   }
 }
 
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 let versions = 0;
 const nextVersion = () => ++versions;

@@ -168,7 +168,7 @@ export class RankingRules {
       if (x === 0) continue;
       out.push(hidesOnly || x === 1 ? h : { ...h, score: h.score * x });
     }
-    return out.sort((a, b) => (a.score !== b.score ? (a.score > b.score ? -1 : 1) : a.segment - b.segment || a.ord - b.ord));
+    return out.sort(byScore);
   }
 
   /**
@@ -199,7 +199,7 @@ export class RankingRules {
       }
       this.report.synonym_readings.push({ from: reading.from, to: reading.to, query: reading.query, hits: alt.hits.length, kept });
     }
-    const hits = [...best.values()].sort((a, b) => (a.score !== b.score ? (a.score > b.score ? -1 : 1) : a.segment - b.segment || a.ord - b.ord)).slice(0, limit);
+    const hits = [...best.values()].sort(byScore).slice(0, limit);
     return { hits, total, words: base.words };
   }
 
@@ -318,4 +318,13 @@ function locate(snap: IndexSnapshot, id: string): { seg: Segment; index: number;
     if (ord >= 0 && seg.isLive(ord)) return { seg, index: i, ord };
   }
   return null;
+}
+
+/**
+ * Best first: higher score, then earlier segment, then earlier document. An integer (see
+ * lexical-search.ts compareHits: each module keeps its own copy, which sees few object shapes).
+ */
+function byScore(a: { score: number; segment: number; ord: number }, b: { score: number; segment: number; ord: number }): number {
+  if (a.score !== b.score) return a.score > b.score ? -1 : 1;
+  return a.segment - b.segment || a.ord - b.ord;
 }

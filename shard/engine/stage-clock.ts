@@ -1,7 +1,7 @@
 // Per-stage timings of one query (`profile=true`): each lap charges the time since the previous
 // lap to a stage, so the stages add up to the engine's whole time for the query.
 
-/** What a part reports under `debug.profile.parts[].engine`: milliseconds per stage, and in all. */
+/** What a part adds to its entry in `debug.profile.parts`: milliseconds per stage, and in all. */
 export interface EngineProfile {
   stages: Record<string, number>;
   engine_ms: number;
@@ -31,12 +31,12 @@ export class StageClock {
 
   report(): EngineProfile {
     const stages: Record<string, number> = {};
-    for (const [name, ms] of Object.entries(this.stages)) stages[name] = roundMs(ms);
-    return { stages, engine_ms: roundMs(this.last - this.started) };
+    for (const [name, ms] of Object.entries(this.stages)) stages[name] = round3(ms);
+    return { stages, engine_ms: round3(this.last - this.started) };
   }
 }
 
-/** Milliseconds to the microsecond, as profiles report them. */
-export function roundMs(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
+/** To three decimals: milliseconds to the microsecond, as profiles and debug timings report them. */
+export function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
 }

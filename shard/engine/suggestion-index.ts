@@ -177,6 +177,8 @@ export class SuggestionIndex {
    */
   private readonly keyMemo = new ClearingMemo<number, string>({ maxEntries: MEMO_ENTRIES, entryBytes: 112 });
   private readonly displayMemo = new ClearingMemo<number, string>({ maxEntries: MEMO_ENTRIES, entryBytes: 112 });
+  /** a small table's keys by text (see `find`) */
+  private byKey: Map<string, number> | null = null;
 
   key(sug: number): string {
     let key = this.keyMemo.get(sug);
@@ -216,8 +218,6 @@ export class SuggestionIndex {
     }
     return byKey.get(key) ?? -1;
   }
-
-  private byKey: Map<string, number> | null = null;
 
   /** Score of a suggestion once the weight of its deleted documents is taken out. */
   liveScore(sug: number, deleted: DeletedWeights | null): number {

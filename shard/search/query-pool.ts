@@ -29,7 +29,7 @@ import type { Segment } from '../engine/segment.js';
 import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, type AutocompleteResult, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
 import { DEFAULT_VECTOR_BACKEND } from '../engine/vector-index.js';
 import type { MemoBudgetStats } from '../engine/memo.js';
-import { roundMs } from '../engine/stage-clock.js';
+import { round3 } from '../engine/stage-clock.js';
 import { clockMs, MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
 
 export interface QueryPoolOptions {
@@ -454,8 +454,8 @@ function withPoolTimings(a: QueryAnswer, sent: number): AutocompleteResult | Typ
   const total = clockMs() - sent;
   const queue = a.startedAt === undefined ? 0 : Math.max(0, a.startedAt - sent);
   p.thread = a.thread === undefined ? 'query thread' : `query thread ${a.thread}`;
-  p.queue_ms = roundMs(queue);
-  p.handoff_ms = roundMs(Math.max(0, total - queue - p.engine_ms));
+  p.queue_ms = round3(queue);
+  p.handoff_ms = round3(Math.max(0, total - queue - p.engine_ms));
   if (a.viewSent === true) p.view_sent = true;
   return result;
 }

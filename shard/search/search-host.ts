@@ -27,7 +27,7 @@ import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
-import { roundMs } from '../engine/stage-clock.js';
+import { round3 } from '../engine/stage-clock.js';
 import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type EngineProfile, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
@@ -802,7 +802,7 @@ function onEventLoop(result: unknown): unknown {
 /** A profiled answer that waited for fresh writes to become searchable says how long. */
 function withFreshWait(result: unknown, waited: number): unknown {
   const p = (result as { profile?: EngineProfile } | null)?.profile;
-  if (p !== undefined) p.fresh_wait_ms = roundMs(waited);
+  if (p !== undefined) p.fresh_wait_ms = round3(waited);
   return result;
 }
 
