@@ -22,25 +22,14 @@
 // `--memo-mb` sets each build's memo budget (a query thread's share on a 2-core node is 85 MB).
 // The engines are loaded from each tree's `dist/` at run time: this file imports no engine code.
 import { parseArgs } from 'node:util';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { loadCatalogSpec } from './data/catalog.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources, queryStream } from './data/keystrokes.js';
+import { loadEngine, type EngineOfBuild } from './load/engine-build.js';
 import { percentile } from './load/latency-stats.js';
-
-interface Engine {
-  typeahead(req: { query: string; limit: number }): unknown;
-  autocomplete(req: { query: string; limit: number; mode: string; stats?: unknown }): unknown;
-  upsert(docs: unknown[]): void;
-  optimize(): void;
-  refresh(): void;
-  collectionStats(terms: readonly string[]): unknown;
-  whenVectorsReady?(): Promise<void>;
-}
 
 interface Build {
   name: string;
-  engine: Engine;
+  engine: EngineOfBuild;
 }
 
 const { values } = parseArgs({
@@ -78,28 +67,15 @@ const passes: [string, string[]][] = [
 ];
 
 async function load(dir: string): Promise<Build> {
-  const root = pathToFileURL(path.resolve(dir, 'dist')).href;
-  const { SuggestEngine } = (await import(`${root}/shard/engine/engine.js`)) as { SuggestEngine: new (o: object) => Engine };
-  const { memoBudget } = (await import(`${root}/shard/engine/memo.js`)) as { memoBudget: { setLimit(bytes: number): void } };
-  if (values['memo-mb'] !== undefined) memoBudget.setLimit(Number(values['memo-mb']) * 1024 * 1024);
   // writes are indexed by `refresh` and merged geometrically, as the node's refresher does
-  const engine = new SuggestEngine({});
-  engine.upsert(docs);
-  engine.optimize();
-  if (kind !== 'typeahead' && kind !== 'fts_only') {
-    // the ANN graphs (of the default library, the one queries use) build on timers: keep the
-    // loop alive until they are done
-    const keep = setInterval(() => {}, 1000);
-    await engine.whenVectorsReady?.();
-    clearInterval(keep);
-  }
-  return { name: dir, engine };
+  const memoMb = values['memo-mb'] === undefined ? undefined : Number(values['memo-mb']);
+  return { name: dir, engine: await loadEngine(dir, docs, kind, memoMb) };
 }
 
 const writeEvery = values.writes === undefined ? 0 : Number(values.writes);
 if (!(Number.isInteger(writeEvery) && writeEvery >= 0)) throw new Error('--writes takes a whole number of queries');
 /** writes made so far, per engine: both builds get the same documents */
-const written = new Map<Engine, number>();
+const written = new Map<EngineOfBuild, number>();
 
 function answer(b: Build, queries: readonly string[]): number {
   let cpu = 0;

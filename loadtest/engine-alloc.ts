@@ -11,17 +11,9 @@
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { pathToFileURL } from 'node:url';
 import { loadCatalogSpec } from './data/catalog.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
-
-interface Engine {
-  typeahead(req: { query: string; limit: number }): unknown;
-  autocomplete(req: { query: string; limit: number; mode: string }): unknown;
-  upsert(docs: unknown[]): void;
-  optimize(): void;
-  whenVectorsReady?(): Promise<void>;
-}
+import { loadEngine } from './load/engine-build.js';
 
 interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -43,17 +35,7 @@ const { values } = parseArgs({
 const kind = values.kind as string;
 const warm = Number(values.warm);
 const count = Number(values.count);
-const root = pathToFileURL(path.resolve(values.dir as string, 'dist')).href;
-const { SuggestEngine } = (await import(`${root}/shard/engine/engine.js`)) as { SuggestEngine: new (o: object) => Engine };
-const engine = new SuggestEngine({});
-engine.upsert(loadCatalogSpec(values.catalog as string));
-engine.optimize();
-if (kind !== 'typeahead' && kind !== 'fts_only') {
-  // the ANN graphs build on timers: keep the loop alive until they are done
-  const keep = setInterval(() => {}, 1000);
-  await engine.whenVectorsReady?.();
-  clearInterval(keep);
-}
+const engine = await loadEngine(values.dir as string, loadCatalogSpec(values.catalog as string), kind);
 const stream = keystrokeStream(loadWeightedQueries(parseQuerySources(['homedepot', 'bestbuy-log'])), { sessions: Number(values.sessions), seed: 3, minPrefix: kind === 'typeahead' ? 1 : 2 });
 if (stream.length < warm + count) throw new Error(`the stream holds ${stream.length} requests: raise --sessions or lower --warm/--count`);
 const answer = (queries: readonly string[]): void => {
