@@ -12,6 +12,7 @@
 //         the ceiling for a handler of that cost)
 //        [--duration S] [--warmup S] [--rounds N] [--connections N] [--rate REQ_PER_S]
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
+//        [--pid PID]   (with --target URL: the server's process, for its CPU figures)
 //        [--compare-env NAME=VALUE,...]   (with --spawn-single-node: one more single node with these
 //                                          settings, measured as a baseline; repeatable)
 //        [--driver wrk|autocannon|paced] [--wrk-threads N]   (the load generator: wrk, in C, when it is
@@ -32,7 +33,7 @@ import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundOptions, type RoundResult } from './load/load-round.js';
 import { runWrkRound, wrkInstalled } from './load/wrk-round.js';
 import { runPacedRound } from './load/paced-round.js';
-import { processCpuSeconds } from './load/process-cpu.js';
+import { mainThreadCpuSeconds, processCpuSeconds } from './load/process-cpu.js';
 import { cacheLookups, hitRatio, type CacheLookups } from './load/metrics-reader.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 import { parseBaselineSpec, spawnBaseline } from './load/spawned-server.js';
@@ -62,6 +63,7 @@ const { values } = parseArgs({
     'compare-env': { type: 'string', multiple: true },
     driver: { type: 'string' },
     'wrk-threads': { type: 'string', default: '1' },
+    pid: { type: 'string' },
   },
 });
 
@@ -172,10 +174,18 @@ async function setUpTarget(w: Workload, index: string, compared: Server[]): Prom
     const p = await provision(baseUrl, adminKey, undefined, false);
     return { role: 'target', name: 'suggest', url: baseUrl, key: p.publicKey, origin: 'given URL, provisioned', info: { documents: p.documents, ingest_ms: Math.round(p.ingestMs) } };
   }
-  return { role: 'target', name: 'suggest', url: baseUrl, key: values.key ?? usage('--target URL needs --key'), origin: 'given URL' };
+  return { role: 'target', name: 'suggest', url: baseUrl, key: values.key ?? usage('--target URL needs --key'), origin: 'given URL', pids: pidsOf(givenPid()) };
 }
 
 const pidsOf = (pid: number | undefined): number[] | undefined => (pid === undefined ? undefined : [pid]);
+
+/** --pid: the process of a server given by URL (its CPU figures are read from /proc). */
+function givenPid(): number | undefined {
+  if (values.pid === undefined) return undefined;
+  const pid = Number(values.pid);
+  if (!Number.isInteger(pid) || pid <= 0 || processCpuSeconds(pid) === null) usage(`--pid ${values.pid}: no such process to read CPU figures from`);
+  return pid;
+}
 
 /** CPU seconds of all of a server's processes, or null when one cannot be read. */
 function cpuOf(pids: number[] | undefined): number | null {
@@ -187,6 +197,18 @@ function cpuOf(pids: number[] | undefined): number | null {
     sum += c;
   }
   return sum;
+}
+
+/** CPU seconds of each of a server's processes' main thread (a Node process's event loop), or null when one cannot be read. */
+function mainThreadsCpuOf(pids: number[] | undefined): number[] | null {
+  if (pids === undefined || pids.length === 0) return null;
+  const out: number[] = [];
+  for (const pid of pids) {
+    const c = mainThreadCpuSeconds(pid);
+    if (c === null) return null;
+    out.push(c);
+  }
+  return out;
 }
 
 /**
@@ -240,8 +262,20 @@ async function preflight(s: Server, w: Workload, paths: readonly string[]): Prom
   return { status_counts: statusCounts, problems, mean_body_bytes: bytes / sample.length, mean_suggestions: suggestions / sample.length };
 }
 
-/** `cache_hit_ratio`: the server's response-cache hits over lookups in the round (null: no /metrics) */
-type RunRecord = Omit<RoundResult, 'stats'> & { cpu_us_per_request: number | null; loadavg_1m: number; cache_hit_ratio: number | null };
+/**
+ * `cache_hit_ratio`: the server's response-cache hits over lookups in the round (null: no /metrics).
+ * `event_loop_us_per_request`: CPU of the server processes' main threads per request (their event
+ * loops); `busiest_event_loop`: the busiest one's CPU over the round's time, as a share of one
+ * core (near 1: that event loop limits throughput; the rest of `cpu_us_per_request` ran on other
+ * threads). Both null when /proc cannot tell.
+ */
+type RunRecord = Omit<RoundResult, 'stats'> & {
+  cpu_us_per_request: number | null;
+  event_loop_us_per_request: number | null;
+  busiest_event_loop: number | null;
+  loadavg_1m: number;
+  cache_hit_ratio: number | null;
+};
 interface ServerTotals {
   rounds: RunRecord[];
   stats: LatencyStats;
@@ -252,6 +286,10 @@ interface ServerTotals {
   timeouts: number;
   /** server CPU seconds over the measured rounds (null when not readable) */
   cpu: number | null;
+  /** of it, on the processes' main threads (null when not readable) */
+  mainCpu: number | null;
+  /** the busiest main thread's share of a core in any round (null when not readable) */
+  busiest: number | null;
   /** response-cache lookups over the measured rounds (null when the server has no /metrics) */
   lookups: CacheLookups | null;
 }
@@ -333,28 +371,38 @@ async function main() {
     }
   }
 
-  const totals = new Map<Server, ServerTotals>(servers.map((s) => [s, { rounds: [], stats: new LatencyStats(), ok: 0, elapsed: 0, non2xx: 0, errors: 0, timeouts: 0, cpu: 0, lookups: { hit: 0, miss: 0 } }]));
+  const totals = new Map<Server, ServerTotals>(servers.map((s) => [s, { rounds: [], stats: new LatencyStats(), ok: 0, elapsed: 0, non2xx: 0, errors: 0, timeouts: 0, cpu: 0, mainCpu: 0, busiest: 0, lookups: { hit: 0, miss: 0 } }]));
   // every server starts a round at the same place in the stream, so all see the same prefixes
   const stride = Math.floor(paths.length / (w.rounds + 1));
   for (let r = 0; r < w.rounds; r++) {
     for (const s of servers) {
       const lookups0 = await cacheLookups(s.url);
       const cpu0 = cpuOf(s.pids);
+      const main0 = mainThreadsCpuOf(s.pids);
       const res = await round(runOpts(s, (r + 1) * stride, w.duration_s));
       const cpu1 = cpuOf(s.pids);
+      const main1 = mainThreadsCpuOf(s.pids);
       const lookups1 = await cacheLookups(s.url);
       const t = totals.get(s)!;
       const { stats, ...rest } = res;
       const cpu = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;
+      const mainDeltas = main0 !== null && main1 !== null ? main1.map((c, i) => c - (main0[i] as number)) : null;
+      const mainCpu = mainDeltas === null ? null : mainDeltas.reduce((a, b) => a + b, 0);
+      const busiest = mainDeltas === null || res.elapsed_s <= 0 ? null : Math.max(...mainDeltas) / res.elapsed_s;
+      const answered = res.ok + res.non2xx;
       const lookups = lookups0 !== null && lookups1 !== null ? { hit: lookups1.hit - lookups0.hit, miss: lookups1.miss - lookups0.miss } : null;
       const record: RunRecord = {
         ...rest,
         loadavg_1m: os.loadavg()[0]!,
-        cpu_us_per_request: cpu !== null && res.ok + res.non2xx > 0 ? (cpu * 1e6) / (res.ok + res.non2xx) : null,
+        cpu_us_per_request: cpu !== null && answered > 0 ? (cpu * 1e6) / answered : null,
+        event_loop_us_per_request: mainCpu !== null && answered > 0 ? (mainCpu * 1e6) / answered : null,
+        busiest_event_loop: busiest,
         cache_hit_ratio: lookups === null ? null : hitRatio(lookups),
       };
       t.rounds.push(record);
       t.cpu = cpu === null || t.cpu === null ? null : t.cpu + cpu;
+      t.mainCpu = mainCpu === null || t.mainCpu === null ? null : t.mainCpu + mainCpu;
+      t.busiest = busiest === null || t.busiest === null ? null : Math.max(t.busiest, busiest);
       t.lookups = lookups === null || t.lookups === null ? null : { hit: t.lookups.hit + lookups.hit, miss: t.lookups.miss + lookups.miss };
       t.stats.addAll(stats);
       t.ok += res.ok;
@@ -362,14 +410,21 @@ async function main() {
       t.non2xx += res.non2xx;
       t.errors += res.errors;
       t.timeouts += res.timeouts;
-      log(`round ${r + 1}/${w.rounds} ${s.name}: ${fmt(res.rps, 0)} req/s, p50 ${fmt(res.latency.p50_ms, 3)} ms, p99 ${fmt(res.latency.p99_ms, 3)} ms, server CPU ${fmt(record.cpu_us_per_request ?? Number.NaN, 0)} µs/request, cache hits ${fmtShare(record.cache_hit_ratio)}, non-2xx ${res.non2xx}, errors ${res.errors}, load average ${os.loadavg()[0]!.toFixed(2)}`);
+      log(`round ${r + 1}/${w.rounds} ${s.name}: ${fmt(res.rps, 0)} req/s, p50 ${fmt(res.latency.p50_ms, 3)} ms, p99 ${fmt(res.latency.p99_ms, 3)} ms, server CPU ${fmt(record.cpu_us_per_request ?? Number.NaN, 0)} µs/request (event loop ${fmt(record.event_loop_us_per_request ?? Number.NaN, 0)}, busiest at ${fmtShare(record.busiest_event_loop)} of a core), cache hits ${fmtShare(record.cache_hit_ratio)}, non-2xx ${res.non2xx}, errors ${res.errors}, load average ${os.loadavg()[0]!.toFixed(2)}`);
     }
   }
 
   const summaries = servers.map((s) => {
     const t = totals.get(s)!;
     const answered = t.ok + t.non2xx;
-    return { server: s, rps: t.ok / t.elapsed, latency: t.stats.summary(), cpuPerRequest: t.cpu !== null && answered > 0 ? (t.cpu * 1e6) / answered : Number.NaN, t };
+    return {
+      server: s,
+      rps: t.ok / t.elapsed,
+      latency: t.stats.summary(),
+      cpuPerRequest: t.cpu !== null && answered > 0 ? (t.cpu * 1e6) / answered : Number.NaN,
+      eventLoopPerRequest: t.mainCpu !== null && answered > 0 ? (t.mainCpu * 1e6) / answered : Number.NaN,
+      t,
+    };
   });
   const tgt = summaries.find((x) => x.server === target)!;
   const latencyRatio = (a: LatencySummary, b: LatencySummary) => ({
@@ -398,11 +453,11 @@ async function main() {
     '',
     `workload ${w.name}: ${w.route}, ${w.connections} connections, pipelining ${w.pipelining}, ${offeredRate === undefined ? 'saturating' : `offered ${offeredRate} req/s`}, ${w.rounds} rounds x ${w.duration_s} s (warm-up ${w.warmup_s} s), ${os.cpus().length} CPUs, driver ${driver}${driver === 'wrk' ? ` (${wrkThreads} thread${wrkThreads > 1 ? 's' : ''})` : ''}`,
     '',
-    '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU µs/req | cache hits | non-2xx | errors | timeouts |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| server | role | req/s (2xx) | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU µs/req | of it event loop (busiest) | cache hits | non-2xx | errors | timeouts |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...summaries.map(
       (x) =>
-        `| ${x.server.name} | ${x.server.role} | ${fmt(x.rps, 0)} | ${fmt(x.latency.p50_ms, 3)} | ${fmt(x.latency.p90_ms, 3)} | ${fmt(x.latency.p99_ms, 3)} | ${fmt(x.latency.p999_ms, 3)} | ${fmt(x.cpuPerRequest, 0)} | ${fmtShare(x.t.lookups === null ? null : hitRatio(x.t.lookups))} | ${x.t.non2xx} | ${x.t.errors} | ${x.t.timeouts} |`,
+        `| ${x.server.name} | ${x.server.role} | ${fmt(x.rps, 0)} | ${fmt(x.latency.p50_ms, 3)} | ${fmt(x.latency.p90_ms, 3)} | ${fmt(x.latency.p99_ms, 3)} | ${fmt(x.latency.p999_ms, 3)} | ${fmt(x.cpuPerRequest, 0)} | ${fmt(x.eventLoopPerRequest, 0)} (${fmtShare(x.t.busiest)}) | ${fmtShare(x.t.lookups === null ? null : hitRatio(x.t.lookups))} | ${x.t.non2xx} | ${x.t.errors} | ${x.t.timeouts} |`,
     ),
     '',
     ...comparisons.map(
@@ -437,6 +492,8 @@ async function main() {
       rps: x.rps,
       latency: x.latency,
       cpu_us_per_request: Number.isFinite(x.cpuPerRequest) ? x.cpuPerRequest : null,
+      event_loop_us_per_request: Number.isFinite(x.eventLoopPerRequest) ? x.eventLoopPerRequest : null,
+      busiest_event_loop: x.t.busiest,
       cache_lookups: x.t.lookups,
       cache_hit_ratio: x.t.lookups === null ? null : hitRatio(x.t.lookups),
       ok: x.t.ok,
