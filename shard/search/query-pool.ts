@@ -14,7 +14,7 @@
 // bits") so meet the memos they filled on that thread (expansions, two-word heads, ranked
 // postings) instead of filling them again on every thread, and one queue keeps the tail of a
 // shared one: a slow query holds up one thread, not the queries that would wait behind it. Each
-// thread is given the next query before it finishes the one it runs, so it does not wait for this
+// thread is given the next queries before it finishes the one it runs, so it does not wait for this
 // event loop between queries.
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -64,8 +64,13 @@ interface SegmentShare {
   retryAt: Partial<Record<VectorBackend, number>>;
 }
 
-/** Queries handed to a thread at once: the one it runs and the next. */
-const LANE_DEPTH = 2;
+/**
+ * Queries handed to a thread at once: the one it runs and the next two. A thread that finds its
+ * next query already posted does not sleep between queries, and each wake-up of a sleeping thread
+ * costs tens of microseconds of CPU on a virtual machine: three at once answered 8-9 % more
+ * `hybrid` and `fts_only` queries per second than two, with a lower p99 (four: no better).
+ */
+const LANE_DEPTH = 3;
 /** A thread that frees up looks this far into the queue for a query of its own. */
 const AFFINITY_WINDOW = 8;
 /** A waiting query is passed over by at most this many later ones (a stuck thread starves none). */
