@@ -187,28 +187,26 @@ function givenPid(): number | undefined {
   return pid;
 }
 
-/** CPU seconds of all of a server's processes, or null when one cannot be read. */
-function cpuOf(pids: number[] | undefined): number | null {
-  if (pids === undefined || pids.length === 0) return null;
-  let sum = 0;
-  for (const pid of pids) {
-    const c = processCpuSeconds(pid);
-    if (c === null) return null;
-    sum += c;
-  }
-  return sum;
-}
-
-/** CPU seconds of each of a server's processes' main thread (a Node process's event loop), or null when one cannot be read. */
-function mainThreadsCpuOf(pids: number[] | undefined): number[] | null {
+/** `read` of each of a server's processes (its CPU seconds so far), or null when one cannot be read. */
+function perProcess(pids: number[] | undefined, read: (pid: number) => number | null): number[] | null {
   if (pids === undefined || pids.length === 0) return null;
   const out: number[] = [];
   for (const pid of pids) {
-    const c = mainThreadCpuSeconds(pid);
+    const c = read(pid);
     if (c === null) return null;
     out.push(c);
   }
   return out;
+}
+
+/** CPU seconds of all of a server's processes, or null when one cannot be read. */
+function cpuOf(pids: number[] | undefined): number | null {
+  return perProcess(pids, processCpuSeconds)?.reduce((a, b) => a + b, 0) ?? null;
+}
+
+/** CPU seconds of each of a server's processes' main thread (a Node process's event loop), or null when one cannot be read. */
+function mainThreadsCpuOf(pids: number[] | undefined): number[] | null {
+  return perProcess(pids, mainThreadCpuSeconds);
 }
 
 /**
