@@ -9,9 +9,8 @@
 // `--builds`: segments built per size and repeat (fewer for large sizes: at most the catalogue's
 // worth of documents). The engines are loaded from each tree's `dist/` at run time.
 import { parseArgs } from 'node:util';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { loadCatalogSpec } from './data/catalog.js';
+import { distUrl } from './load/engine-build.js';
 import { percentile } from './load/latency-stats.js';
 
 interface Builder {
@@ -40,7 +39,7 @@ const repeats = Number(values.repeats);
 const docs = loadCatalogSpec(values.catalog as string);
 
 async function load(dir: string): Promise<{ name: string; make: () => Builder }> {
-  const root = pathToFileURL(path.resolve(dir, 'dist')).href;
+  const root = distUrl(dir);
   const { SegmentBuilder } = (await import(`${root}/shard/engine/segment-builder.js`)) as { SegmentBuilder: new () => Builder };
   return { name: dir, make: () => new SegmentBuilder() };
 }

@@ -15,12 +15,17 @@ export interface EngineOfBuild {
   whenVectorsReady?(): Promise<void>;
 }
 
+/** The `file:` URL of a build's compiled tree (`DIR/dist`), to import its modules from. */
+export function distUrl(dir: string): string {
+  return pathToFileURL(path.resolve(dir, 'dist')).href;
+}
+
 /**
  * A new engine of the build in `dir` holding `docs` in one segment; for a kind of query that
  * searches vectors, once its ANN graphs are built. `memoMb` sets the build's memo budget.
  */
 export async function loadEngine(dir: string, docs: readonly unknown[], kind: string, memoMb?: number): Promise<EngineOfBuild> {
-  const root = pathToFileURL(path.resolve(dir, 'dist')).href;
+  const root = distUrl(dir);
   const { SuggestEngine } = (await import(`${root}/shard/engine/engine.js`)) as { SuggestEngine: new (o: object) => EngineOfBuild };
   if (memoMb !== undefined) {
     const { memoBudget } = (await import(`${root}/shard/engine/memo.js`)) as { memoBudget: { setLimit(bytes: number): void } };
