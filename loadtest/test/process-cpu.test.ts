@@ -4,11 +4,18 @@ import { mainThreadCpuSeconds, processCpuSeconds, processResidentMb } from '../l
 
 const onLinux = process.platform === 'linux';
 
-/** Keeps the calling thread busy for `ms` of wall time. */
+/**
+ * Keeps the calling thread busy until the process has used `ms` more of CPU (by its own count,
+ * not /proc's): the other threads idle, that is this thread's, however loaded the machine is.
+ */
 function spin(ms: number): void {
-  const end = performance.now() + ms;
+  const start = process.cpuUsage();
   let x = 0;
-  while (performance.now() < end) x += Math.sqrt(x + 1);
+  for (;;) {
+    for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + 1);
+    const used = process.cpuUsage(start);
+    if (used.user + used.system >= ms * 1000) break;
+  }
   if (x < 0) throw new Error('unreachable');
 }
 
@@ -20,7 +27,7 @@ describe.runIf(onLinux)('process CPU from /proc', () => {
     // read inside the process's readings, so that the main thread's interval lies within its own
     const m1 = mainThreadCpuSeconds(process.pid)!;
     const p1 = processCpuSeconds(process.pid)!;
-    // 400 ms of wall time busy: at least half of it is CPU even on a loaded machine
+    // 400 ms of CPU, nearly all of it on this thread
     expect(m1 - m0).toBeGreaterThanOrEqual(0.2);
     // both count 1/100 s ticks: compared as whole ticks, not as differences of floats
     const ticks = (seconds: number) => Math.round(seconds * 100);
@@ -31,7 +38,8 @@ describe.runIf(onLinux)('process CPU from /proc', () => {
     const p0 = processCpuSeconds(process.pid)!;
     const m0 = mainThreadCpuSeconds(process.pid)!;
     const worker = new Worker(
-      `const end = performance.now() + 600; let x = 0; while (performance.now() < end) x += Math.sqrt(x + 1); require('node:worker_threads').parentPort.postMessage(x);`,
+      // 600 ms of the process's CPU, counted as spin() does: the main thread only waits meanwhile
+      `const start = process.cpuUsage(); let x = 0; for (;;) { for (let i = 0; i < 10000; i++) x += Math.sqrt(x + 1); const u = process.cpuUsage(start); if (u.user + u.system >= 600000) break; } require('node:worker_threads').parentPort.postMessage(x);`,
       { eval: true },
     );
     await new Promise((resolve, reject) => {
