@@ -213,13 +213,39 @@ interface HeadState {
   weak: Uint8Array;
   /** title position + 1 of each head word, `head` entries per document */
   pos: Uint16Array;
+  /**
+   * A large head's documents as a bitmap over the segment, with the number of documents before
+   * each 32-bit word (`ranks`): the last word's postings are checked against it, and only the
+   * documents they find take their head scores (see `headIndex`), instead of every head document
+   * being copied into the scratch arrays and scanned again. Null for small heads.
+   */
+  bits: Uint32Array | null;
+  ranks: Uint32Array | null;
 }
 const MAX_MEMO_HEAD_DOCS = 2_000_000;
 /** Heads are typed text: bounded in number too (a head whose words never meet holds no document). */
 const MAX_MEMO_HEADS = 65_536;
+const HEAD_DOC_BYTES = 24;
 const headMemo = new MemoPerOwner<IndexSnapshot, string, HeadState>(
-  () => new ClearingMemo({ maxEntries: MAX_MEMO_HEADS, maxWeight: MAX_MEMO_HEAD_DOCS, weightOf: (st) => st.docs.length, entryBytes: 200, weightBytes: 24 }),
+  () =>
+    new ClearingMemo({
+      maxEntries: MAX_MEMO_HEADS,
+      maxWeight: MAX_MEMO_HEAD_DOCS,
+      // the bitmap counted as the documents it weighs as much as
+      weightOf: (st) => st.docs.length + (st.bits === null ? 0 : Math.ceil((2 * st.bits.byteLength) / HEAD_DOC_BYTES)),
+      entryBytes: 200,
+      weightBytes: HEAD_DOC_BYTES,
+    }),
 );
+/**
+ * Heads with at least this many documents, and at least a 64th of the segment's (so that the
+ * bitmap costs at most 16 bytes a head document), get a bitmap: copying a few hundred documents
+ * costs less than a bitmap lookup per posting. "x b" resumed 16,000 documents of "x" at every
+ * keystroke.
+ */
+export const LAZY_HEAD_MIN_DOCS = 64;
+/** Resumes of a memoized head through its bitmap (tests check that the path is taken). */
+export const headStats = { lazyResumes: 0 };
 
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
@@ -531,7 +557,15 @@ function searchSegment(
   let running: Int32Array | null = null;
   let runningCount = 0;
   let firstStep = 0;
-  if (headState !== undefined) {
+  // a large head resumed for the last word: its documents stay in the memo (see HeadState.bits)
+  const lazyHead = headState !== undefined && headState.bits !== null && na === n ? headState : null;
+  const headBits = lazyHead?.bits ?? null;
+  if (lazyHead !== null) {
+    headStats.lazyResumes++;
+    running = lazyHead.docs;
+    runningCount = lazyHead.docs.length;
+    firstStep = h;
+  } else if (headState !== undefined) {
     // resume after the head: its documents (those deleted since left out) and partial scores
     const st = headState;
     let kept = 0;
@@ -587,6 +621,15 @@ function searchSegment(
       // a scan that scores few of its postings (a narrow running set) does not pay for the list's impacts
       const scoresMost = !all || step === 0 || runningCount * 4 >= to - from;
       const impacts = impactsOf(seg, norms, impactCache, scoresMost, t, from, to);
+      if (headBits !== null) {
+        // the head's documents are those of its bitmap (those deleted since: see scorePosting)
+        for (let p = from; p < to; p++) {
+          const d = postDocs[p] as number;
+          if (((headBits[d >>> 5] as number) & (1 << (d & 31))) === 0) continue;
+          scorePosting(p, d, termIdf, impacts === undefined ? impactAt(postTf, norms, p, d) : (impacts[p - from] as number), e);
+        }
+        continue;
+      }
       for (let p = from; p < to; p++) {
         const d = postDocs[p] as number;
         if (all ? matchedCount[d] !== step : onlyFound && matchedCount[d] === 0) continue;
@@ -594,11 +637,21 @@ function searchSegment(
       }
     }
     if (all && wordTouchedCount === 0) {
-      if (headCache !== null && step < h) headCache.set(headKey, keepHead(new Int32Array(0), total, typos, weakCount, pos, n, h));
+      if (headCache !== null && step < h) headCache.set(headKey, keepHead(new Int32Array(0), D, total, typos, weakCount, pos, n, h));
       break;
     }
     for (let i = 0; i < wordTouchedCount; i++) {
       const d = wordTouched[i] as number;
+      if (lazyHead !== null) {
+        // what the copy of the head would have put here, for this document only
+        const j = headIndex(lazyHead, d);
+        total[d] = lazyHead.total[j] as number;
+        typos[d] = lazyHead.typos[j] as number;
+        matchedCount[d] = h;
+        weakCount[d] = lazyHead.weak[j] as number;
+        for (let w = 0; w < h; w++) pos[d * n + w] = lazyHead.pos[j * h + w] as number;
+        touched[touchedCount++] = d;
+      }
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
       typos[d] = (typos[d] as number) + (bestTypos[d] as number);
@@ -616,7 +669,7 @@ function searchSegment(
       running = null;
       runningCount = wordTouchedCount;
       if (headCache !== null && step === h - 1 && headState === undefined) {
-        const st = keepHead(runningDocs.subarray(0, runningCount), total, typos, weakCount, pos, n, h);
+        const st = keepHead(runningDocs.subarray(0, runningCount), D, total, typos, weakCount, pos, n, h);
         headCache.set(headKey, st);
         running = st.docs;
       }
@@ -935,18 +988,39 @@ function topOneWord(
 const MAX_PROXIMITY = 1 + TITLE_START_BONUS + 0.3;
 
 /** The state of a pass after the head (see HeadState): `docs` are the documents with every head word. */
-function keepHead(docs: Int32Array, total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, n: number, h: number): HeadState {
+function keepHead(docs: Int32Array, docCount: number, total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, n: number, h: number): HeadState {
   const sorted = sortedInPlace(Int32Array.from(docs), docs.length);
   const R = sorted.length;
-  const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h) };
+  const large = R >= LAZY_HEAD_MIN_DOCS && R * 64 >= docCount;
+  const bits = large ? new Uint32Array((docCount + 31) >>> 5) : null;
+  const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h), bits, ranks: null };
   for (let i = 0; i < R; i++) {
     const d = sorted[i] as number;
     st.total[i] = total[d] as number;
     st.typos[i] = typos[d] as number;
     st.weak[i] = weakCount[d] as number;
     for (let w = 0; w < h; w++) st.pos[i * h + w] = pos[d * n + w] as number;
+    if (bits !== null) bits[d >>> 5] = (bits[d >>> 5] as number) | (1 << (d & 31));
+  }
+  if (bits !== null) {
+    const ranks = new Uint32Array(bits.length);
+    for (let k = 1; k < bits.length; k++) ranks[k] = (ranks[k - 1] as number) + popcount(bits[k - 1] as number);
+    st.ranks = ranks;
   }
   return st;
+}
+
+/** The index in a large head (one with a bitmap) of its document `d`. */
+function headIndex(st: HeadState, d: number): number {
+  const k = d >>> 5;
+  return ((st.ranks as Uint32Array)[k] as number) + popcount(((st.bits as Uint32Array)[k] as number) & ((1 << (d & 31)) - 1));
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
 }
 
 /** The first index in `[lo, hi)` of the ascending `docs` holding `d` or more (`hi` when none does). */

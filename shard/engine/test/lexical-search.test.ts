@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { analyzeQuery } from '../../../node/runtime/text/analyze-query.js';
 import { gridAverage, IndexSnapshot } from '../index-snapshot.js';
-import { lexicalSearch, pruning, type LexicalOptions } from '../lexical-search.js';
+import { headStats, lexicalSearch, pruning, type LexicalOptions } from '../lexical-search.js';
 import { SegmentBuilder } from '../segment-builder.js';
 import { random, randomWord } from './helpers.js';
 
@@ -197,11 +197,17 @@ describe('lexicalSearch', () => {
     const fresh = (query: string, limit: number) => ids(lexicalSearch(new IndexSnapshot([seg]), analyzeQuery(query), { limit }).hits);
     const typed = ['lamp shade b', 'lamp shade br', 'lamp shade bra', 'lamp shade brass ', 'lamp shade zz', 'lamp shade brass m', 'lamp shade brass mo'];
     for (const query of typed) for (const limit of [5, 50]) expect(ids(lexicalSearch(snap, analyzeQuery(query), { limit }).hits), query).toEqual(fresh(query, limit));
+    // a last word more common than the head ("l": lamp, large, linen) resumes the head "shade
+    // brass" (over a hundred of the 400 documents) through its bitmap rather than a copy
+    const resumes = headStats.lazyResumes;
+    for (const query of ['shade brass l', 'shade brass la', 'shade brass l']) for (const limit of [5, 50]) expect(ids(lexicalSearch(snap, analyzeQuery(query), { limit }).hits), query).toEqual(fresh(query, limit));
+    expect(headStats.lazyResumes).toBeGreaterThan(resumes);
     // deleted after the head "lamp shade brass" was memoized: left out when the query resumes from it
     const victim = lexicalSearch(snap, analyzeQuery('lamp shade brass m'), { limit: 1 }).hits[0]!;
     seg.delete(victim.ord);
-    // "zq" matches nothing: the answer is the head's documents, straight from the memo
-    for (const query of ['lamp shade brass mod', 'lamp shade brass zq']) {
+    // "zq" matches nothing: the answer is the head's documents, straight from the memo; "shade
+    // brass la" resumes the large head through its bitmap, which still holds the deleted document
+    for (const query of ['lamp shade brass mod', 'lamp shade brass zq', 'shade brass la', 'shade brass l']) {
       const after = lexicalSearch(snap, analyzeQuery(query), { limit: 50 }).hits;
       expect(after.length, query).toBeGreaterThan(0);
       expect(after.map((h) => h.ord), query).not.toContain(victim.ord);
@@ -255,6 +261,7 @@ function prunedEqualsFullScan(): void {
     const filters = { clauses: [{ kind: 'range' as const, field: 'price', gte: 20, lt: 60 }] };
     const key = (hits: { segment: number; ord: number; score: number; matched: number; typos: number }[]) => hits.map((h) => `${h.segment}:${h.ord}:${h.score}:${h.matched}:${h.typos}`);
     let nonEmpty = 0;
+    const resumes = headStats.lazyResumes;
     for (const query of queries) {
       for (const limit of [3, 10, 50]) {
         for (const filter of [null, filters]) {
@@ -274,6 +281,8 @@ function prunedEqualsFullScan(): void {
       }
     }
     expect(nonEmpty).toBeGreaterThan(queries.length * 6);
+    // large heads were resumed through their bitmaps, and matched the reference
+    expect(headStats.lazyResumes).toBeGreaterThan(resumes);
   }
 }
 
