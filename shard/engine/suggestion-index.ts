@@ -244,7 +244,7 @@ export class SuggestionIndex {
     }
     // longer than the sorted part of inner keys: narrow on it, then check each entry
     const [ilo, ihi] = this.innerRange(prefix.slice(0, INNER_KEY_CHARS));
-    const top = new TopSuggestions(k);
+    const top = topScratch.reset(k);
     for (let i = ilo; i < ihi; i++) {
       const sug = this.innerSug[i] as number;
       const start = this.innerStarts[i] as number;
@@ -315,7 +315,7 @@ export function staticScore(weight: number, type: number, quality: number): numb
 }
 
 function scanTop(lo: number, hi: number, sugOf: Uint32Array | null, k: number, inner: boolean, scoreOf: (s: number) => number, out: CompletionHit[]): void {
-  const top = new TopSuggestions(k);
+  const top = topScratch.reset(k);
   let prev = -1;
   for (let i = lo; i < hi; i++) {
     const sug = sugOf ? (sugOf[i] as number) : i;
@@ -328,37 +328,53 @@ function scanTop(lo: number, hi: number, sugOf: Uint32Array | null, k: number, i
 
 /**
  * The `k` best distinct suggestions offered (positive scores only), best first, ties by id: kept
- * sorted by insertion, so that the many offers below the k-th best cost one comparison and no
- * allocation. A suggestion offered twice (several word starts) counts once.
+ * sorted by insertion, so that the many offers below the k-th best cost one comparison. A
+ * suggestion offered twice (several word starts) counts once. One per thread, reset for each
+ * use (queries are synchronous): a scan allocates nothing but the hits it emits.
  */
 class TopSuggestions {
-  private readonly sugs: number[] = [];
-  private readonly scores: number[] = [];
+  private sugs = new Int32Array(64);
+  private scores = new Float64Array(64);
+  private n = 0;
+  private k = 0;
 
-  constructor(private readonly k: number) {}
+  reset(k: number): this {
+    if (k > this.sugs.length) {
+      this.sugs = new Int32Array(k);
+      this.scores = new Float64Array(k);
+    }
+    this.k = Math.max(0, k);
+    this.n = 0;
+    return this;
+  }
 
   offer(sug: number, score: number): void {
-    if (score <= 0 || this.k <= 0) return;
+    const k = this.k;
+    if (score <= 0 || k === 0) return;
     const sugs = this.sugs;
     const scores = this.scores;
-    let n = sugs.length;
-    if (n === this.k) {
+    let n = this.n;
+    if (n === k) {
       const ls = scores[n - 1] as number;
       if (score < ls || (score === ls && sug >= (sugs[n - 1] as number))) return;
     }
     for (let i = 0; i < n; i++) if (sugs[i] === sug) return;
-    if (n === this.k) {
-      n--;
-      sugs.length = n;
-      scores.length = n;
-    }
+    // full: the last one makes room
+    if (n === k) n--;
     let at = n;
-    while (at > 0 && ((scores[at - 1] as number) < score || ((scores[at - 1] as number) === score && (sugs[at - 1] as number) > sug))) at--;
-    sugs.splice(at, 0, sug);
-    scores.splice(at, 0, score);
+    while (at > 0 && ((scores[at - 1] as number) < score || ((scores[at - 1] as number) === score && (sugs[at - 1] as number) > sug))) {
+      sugs[at] = sugs[at - 1] as number;
+      scores[at] = scores[at - 1] as number;
+      at--;
+    }
+    sugs[at] = sug;
+    scores[at] = score;
+    this.n = n + 1;
   }
 
   emit(inner: boolean, out: CompletionHit[]): void {
-    for (let i = 0; i < this.sugs.length; i++) out.push({ sug: this.sugs[i] as number, score: this.scores[i] as number, inner });
+    for (let i = 0; i < this.n; i++) out.push({ sug: this.sugs[i] as number, score: this.scores[i] as number, inner });
   }
 }
+
+const topScratch = new TopSuggestions();

@@ -31,6 +31,8 @@ interface Candidate {
   segment: Segment;
   sug: number;
   factor: number;
+  /** the candidate's score once every candidate is gathered (see candidateScore) */
+  score: number;
 }
 
 /** `clock` (profile=true) times the stages: analyze, tables, spelling, rank, fallback. */
@@ -59,21 +61,21 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   }
 
   // score every candidate (cheap), then build only the best ones
-  const scored: { c: Candidate; score: number }[] = [];
+  const scored: Candidate[] = [];
   for (const c of cands.values()) {
-    const score = candidateScore(snapshot, c);
-    if (score > 0) scored.push({ c, score });
+    c.score = candidateScore(snapshot, c);
+    if (c.score > 0) scored.push(c);
   }
-  scored.sort((a, b) => b.score - a.score || (a.c.key < b.c.key ? -1 : 1));
+  scored.sort(byScoreThenKey);
   const out: TypeaheadSuggestion[] = [];
   const titles = new Set<string>();
   const forms = new Set<string>();
-  for (const { c, score } of scored) {
+  for (const c of scored) {
     if (out.length >= limit) break;
     // "Toilets" after "Toilet": one form of a phrase is enough
     const form = formOf(c);
     if (forms.has(form)) continue;
-    const s = toSuggestion(c, score);
+    const s = toSuggestion(c, c.score);
     if (s === null) continue;
     const t = s.title.toLowerCase();
     if (titles.has(t)) continue;
@@ -102,7 +104,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     clock?.lap('fallback');
   }
 
-  out.sort((a, b) => b.score - a.score || (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+  out.sort(byScoreThenTitle);
   clock?.lap('rank');
   return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, limit) };
 }
@@ -122,7 +124,7 @@ function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean,
       if (!lastIsPrefix && !wholeWords(full, key, h.inner)) continue;
       const f = factor * (h.inner ? INNER_FACTOR : 1) * (full === key ? EXACT_FACTOR : 1);
       const c = cands.get(full);
-      if (c === undefined) cands.set(full, { key: full, segment: seg, sug: h.sug, factor: f });
+      if (c === undefined) cands.set(full, { key: full, segment: seg, sug: h.sug, factor: f, score: 0 });
       else if (f > c.factor) c.factor = f;
     }
   }
@@ -169,6 +171,17 @@ function toSuggestion(c: Candidate, score: number): TypeaheadSuggestion | null {
     return { id: seg.idAt(doc), type, title: decodeEntities(seg.title(doc)).trim(), score: round(score) };
   }
   return { id: `q:${c.key}`, type, title: seg.suggestions.display(c.sug), score: round(score) };
+}
+
+// Comparators answer -1, 0 or 1: a fractional difference is a new heap number on every call.
+function byScoreThenKey(a: Candidate, b: Candidate): number {
+  if (a.score !== b.score) return a.score > b.score ? -1 : 1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+function byScoreThenTitle(a: TypeaheadSuggestion, b: TypeaheadSuggestion): number {
+  if (a.score !== b.score) return a.score > b.score ? -1 : 1;
+  return a.title < b.title ? -1 : a.title > b.title ? 1 : 0;
 }
 
 function round(x: number): number {
