@@ -19,6 +19,10 @@
 // node. `--shared-stats`: autocomplete queries carry the engine's own collection statistics as
 // shared statistics (the engine API for scoring the parts of an index on one scale).
 //
+// `--query Q` (repeatable): after the whole stream has warmed both engines, each query named is
+// asked 30 times in a row by each build in turn (10 rounds, alternating), and its median CPU time
+// per answer reported: what a change does to a few slow queries the stream's average hides.
+//
 // `--memo-mb` sets each build's memo budget (a query thread's share on a 2-core node is 85 MB).
 // The engines are loaded from each tree's `dist/` at run time: this file imports no engine code.
 import { parseArgs } from 'node:util';
@@ -45,6 +49,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '20000' },
     writes: { type: 'string' },
     'shared-stats': { type: 'boolean', default: false },
+    query: { type: 'string', multiple: true },
   },
 });
 if (values.a === undefined || values.b === undefined) {
@@ -77,6 +82,11 @@ if (!(Number.isInteger(writeEvery) && writeEvery >= 0)) throw new Error('--write
 /** writes made so far, per engine: both builds get the same documents */
 const written = new Map<EngineOfBuild, number>();
 
+function ask(engine: EngineOfBuild, q: string): void {
+  if (kind === 'typeahead') engine.typeahead({ query: q, limit: 10 });
+  else engine.autocomplete({ query: q, limit: 10, mode: kind, ...(values['shared-stats'] ? { stats: engine.collectionStats(q.toLowerCase().split(/\s+/)) } : {}) });
+}
+
 function answer(b: Build, queries: readonly string[]): number {
   let cpu = 0;
   for (let i = 0; i < queries.length; i++) {
@@ -89,8 +99,7 @@ function answer(b: Build, queries: readonly string[]): number {
       b.engine.refresh();
     }
     const c0 = process.cpuUsage();
-    if (kind === 'typeahead') b.engine.typeahead({ query: q, limit: 10 });
-    else b.engine.autocomplete({ query: q, limit: 10, mode: kind, ...(values['shared-stats'] ? { stats: b.engine.collectionStats(q.toLowerCase().split(/\s+/)) } : {}) });
+    ask(b.engine, q);
     const c = process.cpuUsage(c0);
     cpu += c.user + c.system;
   }
@@ -98,6 +107,27 @@ function answer(b: Build, queries: readonly string[]): number {
 }
 
 const median = (xs: number[]): number => percentile([...xs].sort((x, y) => x - y), 50);
+
+const named = values.query ?? [];
+if (named.length > 0) {
+  const builds = await Promise.all([values.a, values.b].map((d) => load(d as string)));
+  for (const b of builds) answer(b, stream);
+  console.log(`${kind}, ${docs.length} documents, after the ${stream.length}-query stream; CPU µs per answer, median of 10 rounds of 30`);
+  for (const q of named) {
+    const times = builds.map(() => [] as number[]);
+    for (let r = 0; r < 10; r++) {
+      builds.forEach((b, i) => {
+        const c0 = process.cpuUsage();
+        for (let k = 0; k < 30; k++) ask(b.engine, q);
+        const c = process.cpuUsage(c0);
+        times[i]!.push((c.user + c.system) / 30);
+      });
+    }
+    const [a, b] = times.map(median) as [number, number];
+    console.log(`${JSON.stringify(q).padEnd(26)} a ${a.toFixed(0).padStart(6)}  b ${b.toFixed(0).padStart(6)}  b/a ${(b / a).toFixed(2)}`);
+  }
+  process.exit(0);
+}
 const timings = new Map<string, number[][]>([values.a, values.b].map((d) => [d as string, passes.map(() => [])]));
 // every repeat starts from fresh engines, so that the first-time passes are first-time again
 for (let r = 0; r < repeats; r++) {
