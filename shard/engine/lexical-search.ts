@@ -557,6 +557,15 @@ function searchSegment(
   let running: Int32Array | null = null;
   let runningCount = 0;
   let firstStep = 0;
+  /** Document `d`, the head's `i`-th, where the pass stood after the head. */
+  const resumeDoc = (st: HeadState, i: number, d: number): void => {
+    total[d] = st.total[i] as number;
+    typos[d] = st.typos[i] as number;
+    matchedCount[d] = h;
+    weakCount[d] = st.weak[i] as number;
+    for (let w = 0; w < h; w++) pos[d * n + w] = st.pos[i * h + w] as number;
+    touched[touchedCount++] = d;
+  };
   // a large head resumed for the last word: its documents stay in the memo (see HeadState.bits)
   const lazyHead = headState !== undefined && headState.bits !== null && na === n ? headState : null;
   const headBits = lazyHead?.bits ?? null;
@@ -572,12 +581,7 @@ function searchSegment(
     for (let i = 0; i < st.docs.length; i++) {
       const d = st.docs[i] as number;
       if (hasDeletes && tomb[d] !== 0) continue;
-      total[d] = st.total[i] as number;
-      typos[d] = st.typos[i] as number;
-      matchedCount[d] = h;
-      weakCount[d] = st.weak[i] as number;
-      for (let w = 0; w < h; w++) pos[d * n + w] = st.pos[i * h + w] as number;
-      touched[touchedCount++] = d;
+      resumeDoc(st, i, d);
       runningDocs[kept++] = d;
     }
     if (kept === 0) return 0;
@@ -642,16 +646,8 @@ function searchSegment(
     }
     for (let i = 0; i < wordTouchedCount; i++) {
       const d = wordTouched[i] as number;
-      if (lazyHead !== null) {
-        // what the copy of the head would have put here, for this document only
-        const j = headIndex(lazyHead, d);
-        total[d] = lazyHead.total[j] as number;
-        typos[d] = lazyHead.typos[j] as number;
-        matchedCount[d] = h;
-        weakCount[d] = lazyHead.weak[j] as number;
-        for (let w = 0; w < h; w++) pos[d * n + w] = lazyHead.pos[j * h + w] as number;
-        touched[touchedCount++] = d;
-      }
+      // what the copy of the head would have put here, for this document only
+      if (lazyHead !== null) resumeDoc(lazyHead, headIndex(lazyHead, d), d);
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
       typos[d] = (typos[d] as number) + (bestTypos[d] as number);
