@@ -189,6 +189,11 @@ export class SuggestionIndex {
     return key;
   }
 
+  /** Length of a suggestion's key in UTF-16 code units, without decoding it. */
+  keyLength(sug: number): number {
+    return (this.keys.offsets[sug + 1] as number) - (this.keys.offsets[sug] as number);
+  }
+
   display(sug: number): string {
     let text = this.displayMemo.get(sug);
     if (text === undefined) {

@@ -27,7 +27,8 @@ export const TYPEAHEAD_TYPO_FACTOR = 0.3;
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
 
 interface Candidate {
-  key: string;
+  /** the suggestion's key, decoded when first needed (see keyOf) */
+  key: string | null;
   segment: Segment;
   sug: number;
   factor: number;
@@ -42,7 +43,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   const words = q.words.map((w) => w.term);
   if (words.length === 0 || snapshot.liveCount === 0) return { normalized_query: q.normalized, corrected_query: null, suggestions: [] };
   const lastIsPrefix = !q.lastWordComplete;
-  const cands = new Map<string, Candidate>();
+  const cands = new Map<string | number, Candidate>();
   gather(snapshot, words, lastIsPrefix, 1, limit, cands);
   clock?.lap('tables');
 
@@ -109,25 +110,44 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, limit) };
 }
 
-/** Looks up `words` in every segment's tables and adds the completions to `cands`. */
-function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: Map<string, Candidate>): void {
+/**
+ * Looks up `words` in every segment's tables and adds the completions to `cands`, by key (the
+ * same suggestion in several segments is one candidate). With a single segment and the last word
+ * still typed, by suggestion id instead: keys are unique within a table, and only the answer's
+ * keys are then decoded (a first-seen prefix decoded two dozen).
+ */
+function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: Map<string | number, Candidate>): void {
   const key = words.join(' ');
   // a finished last word must match a whole word: fetch more, keep those continuing with a space
   const k = lastIsPrefix ? limit + 8 : limit * 3 + 8;
+  const byId = lastIsPrefix && snapshot.segments.length === 1;
   const hits: CompletionHit[] = [];
   for (const seg of snapshot.segments) {
     if (seg.liveCount === 0) continue;
     hits.length = 0;
     seg.suggestions.complete(key, k, true, seg.deletedSuggestionWeights, hits);
     for (const h of hits) {
-      const full = seg.suggestions.key(h.sug);
-      if (!lastIsPrefix && !wholeWords(full, key, h.inner)) continue;
-      const f = factor * (h.inner ? INNER_FACTOR : 1) * (full === key ? EXACT_FACTOR : 1);
-      const c = cands.get(full);
-      if (c === undefined) cands.set(full, { key: full, segment: seg, sug: h.sug, factor: f, score: 0 });
+      let full: string | null = null;
+      let exact: boolean;
+      if (byId) {
+        // a start-table hit begins with what was typed: the same length is the same key
+        exact = !h.inner && seg.suggestions.keyLength(h.sug) === key.length;
+      } else {
+        full = seg.suggestions.key(h.sug);
+        if (!lastIsPrefix && !wholeWords(full, key, h.inner)) continue;
+        exact = full === key;
+      }
+      const f = factor * (h.inner ? INNER_FACTOR : 1) * (exact ? EXACT_FACTOR : 1);
+      const id = full ?? h.sug;
+      const c = cands.get(id);
+      if (c === undefined) cands.set(id, { key: full, segment: seg, sug: h.sug, factor: f, score: 0 });
       else if (f > c.factor) c.factor = f;
     }
   }
+}
+
+function keyOf(c: Candidate): string {
+  return (c.key ??= c.segment.suggestions.key(c.sug));
 }
 
 /**
@@ -141,7 +161,7 @@ function formOf(c: Candidate): string {
   const memo = formMemo.of(c.segment);
   let form = memo.get(c.sug);
   if (form === undefined) {
-    form = c.key.split(' ').map((w) => singular(w) ?? w).join(' ');
+    form = keyOf(c).split(' ').map((w) => singular(w) ?? w).join(' ');
     memo.set(c.sug, form);
   }
   return form;
@@ -156,7 +176,7 @@ function wholeWords(full: string, key: string, inner: boolean): boolean {
 function candidateScore(snapshot: IndexSnapshot, c: Candidate): number {
   let base = 0;
   for (const seg of snapshot.segments) {
-    const sug = seg === c.segment ? c.sug : seg.suggestions.find(c.key);
+    const sug = seg === c.segment ? c.sug : seg.suggestions.find(keyOf(c));
     if (sug >= 0) base += seg.suggestions.liveScore(sug, seg.deletedSuggestionWeights);
   }
   return base * c.factor;
@@ -170,13 +190,15 @@ function toSuggestion(c: Candidate, score: number): TypeaheadSuggestion | null {
     if (!seg.isLive(doc)) return null;
     return { id: seg.idAt(doc), type, title: decodeEntities(seg.title(doc)).trim(), score: round(score) };
   }
-  return { id: `q:${c.key}`, type, title: seg.suggestions.display(c.sug), score: round(score) };
+  return { id: `q:${keyOf(c)}`, type, title: seg.suggestions.display(c.sug), score: round(score) };
 }
 
 // Comparators answer -1, 0 or 1: a fractional difference is a new heap number on every call.
 function byScoreThenKey(a: Candidate, b: Candidate): number {
   if (a.score !== b.score) return a.score > b.score ? -1 : 1;
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  const x = keyOf(a);
+  const y = keyOf(b);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 function byScoreThenTitle(a: TypeaheadSuggestion, b: TypeaheadSuggestion): number {
