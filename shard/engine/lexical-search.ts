@@ -214,13 +214,18 @@ interface HeadState {
   /** title position + 1 of each head word, `head` entries per document */
   pos: Uint16Array;
   /**
-   * A large head's documents as a bitmap over the segment, with the number of documents before
-   * each 32-bit word (`ranks`): the last word's postings are checked against it, and only the
-   * documents they find take their head scores (see `headIndex`), instead of every head document
-   * being copied into the scratch arrays and scanned again. Null for small heads.
+   * A large head's documents as a bitmap over the segment: the last word's postings are checked
+   * against it, and only the documents they find take their head scores (see `headIndex`),
+   * instead of every head document being copied into the scratch arrays and scanned again. Null
+   * for small heads.
    */
-  bits: Uint32Array | null;
-  ranks: Uint32Array | null;
+  bitmap: DocBitmap | null;
+}
+
+/** Documents of a segment as bits, with the number of documents before each 32-bit word. */
+interface DocBitmap {
+  bits: Uint32Array;
+  ranks: Uint32Array;
 }
 const MAX_MEMO_HEAD_DOCS = 2_000_000;
 /** Heads are typed text: bounded in number too (a head whose words never meet holds no document). */
@@ -232,7 +237,7 @@ const headMemo = new MemoPerOwner<IndexSnapshot, string, HeadState>(
       maxEntries: MAX_MEMO_HEADS,
       maxWeight: MAX_MEMO_HEAD_DOCS,
       // the bitmap counted as the documents it weighs as much as
-      weightOf: (st) => st.docs.length + (st.bits === null ? 0 : Math.ceil((2 * st.bits.byteLength) / HEAD_DOC_BYTES)),
+      weightOf: (st) => st.docs.length + (st.bitmap === null ? 0 : Math.ceil((st.bitmap.bits.byteLength + st.bitmap.ranks.byteLength) / HEAD_DOC_BYTES)),
       entryBytes: 200,
       weightBytes: HEAD_DOC_BYTES,
     }),
@@ -566,9 +571,9 @@ function searchSegment(
     for (let w = 0; w < h; w++) pos[d * n + w] = st.pos[i * h + w] as number;
     touched[touchedCount++] = d;
   };
-  // a large head resumed for the last word: its documents stay in the memo (see HeadState.bits)
-  const lazyHead = headState !== undefined && headState.bits !== null && na === n ? headState : null;
-  const headBits = lazyHead?.bits ?? null;
+  // a large head resumed for the last word: its documents stay in the memo (see HeadState.bitmap)
+  const lazyHead = headState !== undefined && headState.bitmap !== null && na === n ? headState : null;
+  const headBits = lazyHead?.bitmap?.bits ?? null;
   if (lazyHead !== null) {
     headStats.lazyResumes++;
     running = lazyHead.docs;
@@ -647,7 +652,7 @@ function searchSegment(
     for (let i = 0; i < wordTouchedCount; i++) {
       const d = wordTouched[i] as number;
       // what the copy of the head would have put here, for this document only
-      if (lazyHead !== null) resumeDoc(lazyHead, headIndex(lazyHead, d), d);
+      if (lazyHead !== null) resumeDoc(lazyHead, headIndex(lazyHead.bitmap as DocBitmap, d), d);
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
       total[d] = (total[d] as number) + (best[d] as number);
       typos[d] = (typos[d] as number) + (bestTypos[d] as number);
@@ -988,28 +993,33 @@ function keepHead(docs: Int32Array, docCount: number, total: Float32Array, typos
   const sorted = sortedInPlace(Int32Array.from(docs), docs.length);
   const R = sorted.length;
   const large = R >= LAZY_HEAD_MIN_DOCS && R * 64 >= docCount;
-  const bits = large ? new Uint32Array((docCount + 31) >>> 5) : null;
-  const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h), bits, ranks: null };
+  const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h), bitmap: large ? bitmapOf(sorted, docCount) : null };
   for (let i = 0; i < R; i++) {
     const d = sorted[i] as number;
     st.total[i] = total[d] as number;
     st.typos[i] = typos[d] as number;
     st.weak[i] = weakCount[d] as number;
     for (let w = 0; w < h; w++) st.pos[i * h + w] = pos[d * n + w] as number;
-    if (bits !== null) bits[d >>> 5] = (bits[d >>> 5] as number) | (1 << (d & 31));
-  }
-  if (bits !== null) {
-    const ranks = new Uint32Array(bits.length);
-    for (let k = 1; k < bits.length; k++) ranks[k] = (ranks[k - 1] as number) + popcount(bits[k - 1] as number);
-    st.ranks = ranks;
   }
   return st;
 }
 
-/** The index in a large head (one with a bitmap) of its document `d`. */
-function headIndex(st: HeadState, d: number): number {
+/** The bitmap of `docs` (distinct ordinals below `docCount`). */
+function bitmapOf(docs: Int32Array, docCount: number): DocBitmap {
+  const bits = new Uint32Array((docCount + 31) >>> 5);
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i] as number;
+    bits[d >>> 5] = (bits[d >>> 5] as number) | (1 << (d & 31));
+  }
+  const ranks = new Uint32Array(bits.length);
+  for (let k = 1; k < bits.length; k++) ranks[k] = (ranks[k - 1] as number) + popcount(bits[k - 1] as number);
+  return { bits, ranks };
+}
+
+/** The index among the bitmap's documents (ascending) of its document `d`. */
+function headIndex(b: DocBitmap, d: number): number {
   const k = d >>> 5;
-  return ((st.ranks as Uint32Array)[k] as number) + popcount(((st.bits as Uint32Array)[k] as number) & ((1 << (d & 31)) - 1));
+  return (b.ranks[k] as number) + popcount((b.bits[k] as number) & ((1 << (d & 31)) - 1));
 }
 
 function popcount(x: number): number {
