@@ -199,6 +199,11 @@ function perProcess(pids: number[] | undefined, read: (pid: number) => number | 
   return out;
 }
 
+/** Microseconds of CPU per request answered, or null when the CPU is unknown or nothing was answered. */
+function usPerRequest(cpuSeconds: number | null, answered: number): number | null {
+  return cpuSeconds !== null && answered > 0 ? (cpuSeconds * 1e6) / answered : null;
+}
+
 /** CPU seconds of all of a server's processes, or null when one cannot be read. */
 function cpuOf(pids: number[] | undefined): number | null {
   return perProcess(pids, processCpuSeconds)?.reduce((a, b) => a + b, 0) ?? null;
@@ -392,8 +397,8 @@ async function main() {
       const record: RunRecord = {
         ...rest,
         loadavg_1m: os.loadavg()[0]!,
-        cpu_us_per_request: cpu !== null && answered > 0 ? (cpu * 1e6) / answered : null,
-        event_loop_us_per_request: mainCpu !== null && answered > 0 ? (mainCpu * 1e6) / answered : null,
+        cpu_us_per_request: usPerRequest(cpu, answered),
+        event_loop_us_per_request: usPerRequest(mainCpu, answered),
         busiest_event_loop: busiest,
         cache_hit_ratio: lookups === null ? null : hitRatio(lookups),
       };
@@ -419,8 +424,8 @@ async function main() {
       server: s,
       rps: t.ok / t.elapsed,
       latency: t.stats.summary(),
-      cpuPerRequest: t.cpu !== null && answered > 0 ? (t.cpu * 1e6) / answered : Number.NaN,
-      eventLoopPerRequest: t.mainCpu !== null && answered > 0 ? (t.mainCpu * 1e6) / answered : Number.NaN,
+      cpuPerRequest: usPerRequest(t.cpu, answered) ?? Number.NaN,
+      eventLoopPerRequest: usPerRequest(t.mainCpu, answered) ?? Number.NaN,
       t,
     };
   });
