@@ -855,7 +855,6 @@ export class SuggestEngine {
   }
 }
 
-
 let versions = 0;
 const nextVersion = () => ++versions;
 
