@@ -26,12 +26,35 @@ const MAX_PRODUCT_INNER_STARTS = 3;
  */
 export const INNER_KEY_CHARS = 32;
 
-export interface CompletionHit {
-  sug: number;
-  /** static score adjusted for deleted documents */
-  score: number;
-  /** matched at a later word of the key rather than its start */
-  inner: boolean;
+/**
+ * The hits of `complete`, in reusable typed arrays (a keystroke's few dozen hits were as many
+ * objects): hit `i` is suggestion `sug[i]`, with its static score adjusted for deleted
+ * documents, matched at the start of the key or (`inner[i]` 1) at a later word.
+ */
+export class CompletionHits {
+  count = 0;
+  sug = new Int32Array(64);
+  score = new Float64Array(64);
+  inner = new Uint8Array(64);
+
+  clear(): this {
+    this.count = 0;
+    return this;
+  }
+
+  push(sug: number, score: number, inner: boolean): void {
+    const i = this.count;
+    if (i === this.sug.length) {
+      const grow = <T extends Int32Array | Float64Array | Uint8Array>(a: T, b: T): T => (b.set(a), b);
+      this.sug = grow(this.sug, new Int32Array(i * 2));
+      this.score = grow(this.score, new Float64Array(i * 2));
+      this.inner = grow(this.inner, new Uint8Array(i * 2));
+    }
+    this.sug[i] = sug;
+    this.score[i] = score;
+    this.inner[i] = inner ? 1 : 0;
+    this.count = i + 1;
+  }
 }
 
 /** Deleted weight per suggestion; written by the segment owner when documents are removed. */
@@ -236,9 +259,10 @@ export class SuggestionIndex {
 
   /**
    * The best `k` suggestions whose key starts with `prefix` (start table), and, when `inner`,
-   * those with a later word starting with it. A suggestion may appear in both lists.
+   * those with a later word starting with it, added to `out`. A suggestion may appear in both
+   * lists.
    */
-  complete(prefix: string, k: number, inner: boolean, deleted: DeletedWeights | null, out: CompletionHit[]): void {
+  complete(prefix: string, k: number, inner: boolean, deleted: DeletedWeights | null, out: CompletionHits): void {
     const [lo, hi] = this.keys.prefixRange(prefix);
     this.collect(lo, hi, null, this.startNodes, k, false, deleted, out);
     if (!inner) return;
@@ -289,7 +313,7 @@ export class SuggestionIndex {
     return [first, lo];
   }
 
-  private collect(lo: number, hi: number, sugOf: Uint32Array | null, nodes: PrefixTopLists, k: number, inner: boolean, deleted: DeletedWeights | null, out: CompletionHit[]): void {
+  private collect(lo: number, hi: number, sugOf: Uint32Array | null, nodes: PrefixTopLists, k: number, inner: boolean, deleted: DeletedWeights | null, out: CompletionHits): void {
     if (hi <= lo) return;
     if (hi - lo > NODE_THRESHOLD) {
       const node = nodes.find(lo, hi);
@@ -300,13 +324,13 @@ export class SuggestionIndex {
           const sug = nodes.list[i] as number;
           const score = this.liveScore(sug, deleted);
           if (score <= 0) continue;
-          out.push({ sug, score, inner });
+          out.push(sug, score, inner);
           taken++;
         }
         // A full list, or a list that holds the whole range, is exact; otherwise deletions ate
         // into it and the range is scanned below.
         if (taken >= k || to - from < NODE_TOP_K) return;
-        out.length -= taken;
+        out.count -= taken;
       }
     }
     scanTop(lo, hi, sugOf, k, inner, (s) => this.liveScore(s, deleted), out);
@@ -319,7 +343,7 @@ export function staticScore(weight: number, type: number, quality: number): numb
   return weight * TYPE_FACTOR[t] * quality;
 }
 
-function scanTop(lo: number, hi: number, sugOf: Uint32Array | null, k: number, inner: boolean, scoreOf: (s: number) => number, out: CompletionHit[]): void {
+function scanTop(lo: number, hi: number, sugOf: Uint32Array | null, k: number, inner: boolean, scoreOf: (s: number) => number, out: CompletionHits): void {
   const top = topScratch.reset(k);
   let prev = -1;
   for (let i = lo; i < hi; i++) {
@@ -377,8 +401,8 @@ class TopSuggestions {
     this.n = n + 1;
   }
 
-  emit(inner: boolean, out: CompletionHit[]): void {
-    for (let i = 0; i < this.n; i++) out.push({ sug: this.sugs[i] as number, score: this.scores[i] as number, inner });
+  emit(inner: boolean, out: CompletionHits): void {
+    for (let i = 0; i < this.n; i++) out.push(this.sugs[i] as number, this.scores[i] as number, inner);
   }
 }
 

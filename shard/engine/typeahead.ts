@@ -14,7 +14,8 @@ import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { docWeightOf, type Segment } from './segment.js';
 import type { SpellCorrector } from './spell-corrector.js';
 import type { StageClock } from './stage-clock.js';
-import type { CompletionHit } from './suggestion-index.js';
+import { CompletionHits } from './suggestion-index.js';
+import { TypeaheadCandidates } from './typeahead-candidates.js';
 import type { SuggestResult, TypeaheadSuggestion } from './types.js';
 
 /** A match at a later word of a suggestion ("gal" -> "Samsung Galaxy"). */
@@ -26,15 +27,10 @@ export const TYPEAHEAD_TYPO_FACTOR = 0.3;
 /** Products found by full-text matching when the tables ran short. */
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
 
-interface Candidate {
-  /** the suggestion's key, decoded when first needed (see keyOf) */
-  key: string | null;
-  segment: Segment;
-  sug: number;
-  factor: number;
-  /** the candidate's score once every candidate is gathered (see candidateScore) */
-  score: number;
-}
+const candidates = new TypeaheadCandidates();
+const completions = new CompletionHits();
+/** candidate indexes in rank order (see typeahead) */
+let order = new Int32Array(64);
 
 /** `clock` (profile=true) times the stages: analyze, tables, spelling, rank, fallback. */
 export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, query: string, limit: number, clock: StageClock | null = null): SuggestResult<TypeaheadSuggestion> {
@@ -43,45 +39,59 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   const words = q.words.map((w) => w.term);
   if (words.length === 0 || snapshot.liveCount === 0) return { normalized_query: q.normalized, corrected_query: null, suggestions: [] };
   const lastIsPrefix = !q.lastWordComplete;
-  const cands = new Map<string | number, Candidate>();
+  // by suggestion id with a single segment and the last word still typed (see gather)
+  const cands = candidates.reset(lastIsPrefix && snapshot.segments.length === 1);
   gather(snapshot, words, lastIsPrefix, 1, limit, cands);
   clock?.lap('tables');
 
   // Spelling alternatives: when something is unknown or the tables ran short.
   let corrected: string[] | null = null;
   const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snapshot.hasPrefix(w, 'suggestive') : snapshot.termWeight(w, 'suggestive') === 0));
-  if (unknown || (cands.size < limit && corrector.mayChange(words, lastIsPrefix))) {
-    const exactCount = cands.size;
+  if (unknown || (cands.count < limit && corrector.mayChange(words, lastIsPrefix))) {
+    const exactCount = cands.count;
     for (const alt of corrector.candidates(words, lastIsPrefix, 4)) {
       if (!alt.changed) continue;
-      const before = cands.size;
+      const before = cands.count;
       gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), limit, cands);
-      if (corrected === null && exactCount === 0 && cands.size > before) corrected = alt.words;
+      if (corrected === null && exactCount === 0 && cands.count > before) corrected = alt.words;
     }
     clock?.lap('spelling');
   }
 
   // score every candidate (cheap), then build only the best ones
-  const scored: Candidate[] = [];
-  for (const c of cands.values()) {
-    c.score = candidateScore(snapshot, c);
-    if (c.score > 0) scored.push(c);
+  if (order.length < cands.count) order = new Int32Array(cands.count * 2);
+  let ranked = 0;
+  for (let i = 0; i < cands.count; i++) {
+    const score = candidateScore(snapshot, cands, i);
+    cands.score[i] = score;
+    if (score > 0) order[ranked++] = i;
   }
-  scored.sort(byScoreThenKey);
+  // score, then key: a total order (keys are unique), so the rank never depends on gathering order
+  order.subarray(0, ranked).sort((a, b) => {
+    const x = cands.score[a] as number;
+    const y = cands.score[b] as number;
+    if (x !== y) return x > y ? -1 : 1;
+    // a table's ids are in key order: no key decoded to break a tie within a segment
+    if (cands.segment[a] === cands.segment[b]) return (cands.sug[a] as number) < (cands.sug[b] as number) ? -1 : 1;
+    const ka = keyOf(cands, a);
+    const kb = keyOf(cands, b);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
   const out: TypeaheadSuggestion[] = [];
-  const titles = new Set<string>();
-  const forms = new Set<string>();
-  for (const c of scored) {
-    if (out.length >= limit) break;
+  // at most `limit` each: a list is cheaper to search than a set is to fill
+  const titles: string[] = [];
+  const forms: string[] = [];
+  for (let r = 0; r < ranked && out.length < limit; r++) {
+    const c = order[r] as number;
     // "Toilets" after "Toilet": one form of a phrase is enough
-    const form = formOf(c);
-    if (forms.has(form)) continue;
-    const s = toSuggestion(c, c.score);
+    const form = formOf(cands, c);
+    if (forms.includes(form)) continue;
+    const s = toSuggestion(cands, c);
     if (s === null) continue;
     const t = s.title.toLowerCase();
-    if (titles.has(t)) continue;
-    titles.add(t);
-    forms.add(form);
+    if (titles.includes(t)) continue;
+    titles.push(t);
+    forms.push(form);
     out.push(s);
   }
   clock?.lap('rank');
@@ -96,9 +106,9 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       const seg = snapshot.segments[h.segment] as Segment;
       const id = seg.idAt(h.ord);
       const title = decodeEntities(seg.title(h.ord)).trim();
-      if (have.has(id) || titles.has(title.toLowerCase())) continue;
+      if (have.has(id) || titles.includes(title.toLowerCase())) continue;
       have.add(id);
-      titles.add(title.toLowerCase());
+      titles.push(title.toLowerCase());
       const score = PRODUCT_FALLBACK_FACTOR * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
       out.push({ id, type: 'product', title, score: round(score) });
     }
@@ -113,41 +123,37 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 /**
  * Looks up `words` in every segment's tables and adds the completions to `cands`, by key (the
  * same suggestion in several segments is one candidate). With a single segment and the last word
- * still typed, by suggestion id instead: keys are unique within a table, and only the answer's
- * keys are then decoded (a first-seen prefix decoded two dozen).
+ * still typed, by suggestion id instead (`cands.byId`): keys are unique within a table, and only
+ * the answer's keys are then decoded (a first-seen prefix decoded two dozen).
  */
-function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: Map<string | number, Candidate>): void {
+function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates): void {
   const key = words.join(' ');
   // a finished last word must match a whole word: fetch more, keep those continuing with a space
   const k = lastIsPrefix ? limit + 8 : limit * 3 + 8;
-  const byId = lastIsPrefix && snapshot.segments.length === 1;
-  const hits: CompletionHit[] = [];
+  const hits = completions;
   for (const seg of snapshot.segments) {
     if (seg.liveCount === 0) continue;
-    hits.length = 0;
-    seg.suggestions.complete(key, k, true, seg.deletedSuggestionWeights, hits);
-    for (const h of hits) {
+    seg.suggestions.complete(key, k, true, seg.deletedSuggestionWeights, hits.clear());
+    for (let i = 0; i < hits.count; i++) {
+      const sug = hits.sug[i] as number;
+      const inner = hits.inner[i] === 1;
       let full: string | null = null;
       let exact: boolean;
-      if (byId) {
+      if (cands.byId) {
         // a start-table hit begins with what was typed: the same length is the same key
-        exact = !h.inner && seg.suggestions.keyLength(h.sug) === key.length;
+        exact = !inner && seg.suggestions.keyLength(sug) === key.length;
       } else {
-        full = seg.suggestions.key(h.sug);
-        if (!lastIsPrefix && !wholeWords(full, key, h.inner)) continue;
+        full = seg.suggestions.key(sug);
+        if (!lastIsPrefix && !wholeWords(full, key, inner)) continue;
         exact = full === key;
       }
-      const f = factor * (h.inner ? INNER_FACTOR : 1) * (exact ? EXACT_FACTOR : 1);
-      const id = full ?? h.sug;
-      const c = cands.get(id);
-      if (c === undefined) cands.set(id, { key: full, segment: seg, sug: h.sug, factor: f, score: 0 });
-      else if (f > c.factor) c.factor = f;
+      cands.add(seg, sug, full, factor * (inner ? INNER_FACTOR : 1) * (exact ? EXACT_FACTOR : 1));
     }
   }
 }
 
-function keyOf(c: Candidate): string {
-  return (c.key ??= c.segment.suggestions.key(c.sug));
+function keyOf(cands: TypeaheadCandidates, i: number): string {
+  return (cands.key[i] ??= (cands.segment[i] as Segment).suggestions.key(cands.sug[i] as number));
 }
 
 /**
@@ -157,12 +163,13 @@ function keyOf(c: Candidate): string {
 const MAX_FORMS = 65_536;
 const formMemo = new MemoPerOwner<Segment, number, string>(() => new ClearingMemo({ maxEntries: MAX_FORMS, entryBytes: 96 }));
 
-function formOf(c: Candidate): string {
-  const memo = formMemo.of(c.segment);
-  let form = memo.get(c.sug);
+function formOf(cands: TypeaheadCandidates, i: number): string {
+  const sug = cands.sug[i] as number;
+  const memo = formMemo.of(cands.segment[i] as Segment);
+  let form = memo.get(sug);
   if (form === undefined) {
-    form = keyOf(c).split(' ').map((w) => singular(w) ?? w).join(' ');
-    memo.set(c.sug, form);
+    form = keyOf(cands, i).split(' ').map((w) => singular(w) ?? w).join(' ');
+    memo.set(sug, form);
   }
   return form;
 }
@@ -172,34 +179,32 @@ function wholeWords(full: string, key: string, inner: boolean): boolean {
   return full.endsWith(` ${key}`) || full.includes(` ${key} `);
 }
 
-/** Score of a candidate: its live support summed over segments, times its match factor. */
-function candidateScore(snapshot: IndexSnapshot, c: Candidate): number {
+/** Score of candidate `i`: its live support summed over segments, times its match factor. */
+function candidateScore(snapshot: IndexSnapshot, cands: TypeaheadCandidates, i: number): number {
+  const own = cands.segment[i] as Segment;
+  const ownSug = cands.sug[i] as number;
   let base = 0;
   for (const seg of snapshot.segments) {
-    const sug = seg === c.segment ? c.sug : seg.suggestions.find(keyOf(c));
+    const sug = seg === own ? ownSug : seg.suggestions.find(keyOf(cands, i));
     if (sug >= 0) base += seg.suggestions.liveScore(sug, seg.deletedSuggestionWeights);
   }
-  return base * c.factor;
+  return base * (cands.factor[i] as number);
 }
 
-function toSuggestion(c: Candidate, score: number): TypeaheadSuggestion | null {
-  const seg = c.segment;
-  const type = seg.suggestions.type(c.sug);
+function toSuggestion(cands: TypeaheadCandidates, i: number): TypeaheadSuggestion | null {
+  const seg = cands.segment[i] as Segment;
+  const sug = cands.sug[i] as number;
+  const score = round(cands.score[i] as number);
+  const type = seg.suggestions.type(sug);
   if (type === 'product') {
-    const doc = seg.suggestions.bestDocs[c.sug] as number;
+    const doc = seg.suggestions.bestDocs[sug] as number;
     if (!seg.isLive(doc)) return null;
-    return { id: seg.idAt(doc), type, title: decodeEntities(seg.title(doc)).trim(), score: round(score) };
+    return { id: seg.idAt(doc), type, title: decodeEntities(seg.title(doc)).trim(), score };
   }
-  return { id: `q:${keyOf(c)}`, type, title: seg.suggestions.display(c.sug), score: round(score) };
+  return { id: `q:${keyOf(cands, i)}`, type, title: seg.suggestions.display(sug), score };
 }
 
 // Comparators answer -1, 0 or 1: a fractional difference is a new heap number on every call.
-function byScoreThenKey(a: Candidate, b: Candidate): number {
-  if (a.score !== b.score) return a.score > b.score ? -1 : 1;
-  const x = keyOf(a);
-  const y = keyOf(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
 
 function byScoreThenTitle(a: TypeaheadSuggestion, b: TypeaheadSuggestion): number {
   if (a.score !== b.score) return a.score > b.score ? -1 : 1;

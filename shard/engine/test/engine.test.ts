@@ -121,6 +121,30 @@ describe('SuggestEngine', () => {
     for (const d of docs.slice(0, 450)) expect(many.get(d.id)).toBeNull();
   });
 
+  it('cuts typeahead through tied scores by key, in one segment and over several', () => {
+    // twelve products whose completions score exactly alike: the first by key make the cut (by
+    // suggestion id while a word is typed into one segment, by key otherwise)
+    const names = ['kappa', 'delta', 'alpha', 'gamma', 'omega', 'beta', 'sigma', 'zeta', 'theta', 'iota', 'lambda', 'epsilon'];
+    const docs = names.map((n, i) => ({ id: `d${i}`, title: `Widget ${n} lamp`, desc: '', manufacturer: '', raw: {} }));
+    const first = ['widget alpha lamp', 'widget beta lamp', 'widget delta lamp', 'widget epsilon lamp'];
+    const one = new SuggestEngine();
+    one.upsert(docs);
+    one.refresh();
+    const many = new SuggestEngine({ maxPending: 3 });
+    for (let i = 0; i < docs.length; i += 3) many.upsert(docs.slice(i, i + 3));
+    many.refresh();
+    expect(one.stats().segments).toBe(1);
+    expect(many.stats().segments).toBeGreaterThan(1);
+    for (const e of [one, many]) {
+      for (const q of ['wid', 'widget ']) {
+        const products = e.typeahead({ query: q, limit: 5 }).suggestions.filter((s) => s.type === 'product');
+        expect(new Set(products.map((s) => s.score)).size).toBe(1);
+        expect(products.map((s) => s.title.toLowerCase())).toEqual(first.slice(0, products.length));
+        expect(products.length).toBeGreaterThanOrEqual(4);
+      }
+    }
+  });
+
   it('lets the caller run merges elsewhere and replays writes made meanwhile', () => {
     const docs = loadBestBuy().slice(0, 300);
     const e = new SuggestEngine({ autoMerge: false });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NODE_THRESHOLD, SuggestionIndex, type CompletionHit } from '../suggestion-index.js';
+import { CompletionHits, NODE_THRESHOLD, SuggestionIndex } from '../suggestion-index.js';
 import type { MinedSuggestion, MinedSuggestions } from '../suggestion-miner.js';
 import { ArenaBuilder } from '../arena.js';
 import { random, randomWord } from './helpers.js';
@@ -34,9 +34,10 @@ function expected(idx: SuggestionIndex, prefix: string, k: number, inner: boolea
 }
 
 function actual(idx: SuggestionIndex, prefix: string, k: number, deleted: Float32Array | null): { start: number[]; inner: number[] } {
-  const out: CompletionHit[] = [];
+  const out = new CompletionHits();
   idx.complete(prefix, k, true, deleted, out);
-  return { start: out.filter((h) => !h.inner).map((h) => h.sug), inner: out.filter((h) => h.inner).map((h) => h.sug) };
+  const hits = Array.from({ length: out.count }, (_, i) => ({ sug: out.sug[i] as number, inner: out.inner[i] === 1 }));
+  return { start: hits.filter((h) => !h.inner).map((h) => h.sug), inner: hits.filter((h) => h.inner).map((h) => h.sug) };
 }
 
 describe('SuggestionIndex', () => {
@@ -80,9 +81,9 @@ describe('SuggestionIndex', () => {
     expect(idx.display(id)).toBe('Samsung Galaxy');
     expect(idx.type(idx.find('samsung'))).toBe('brand');
     expect(idx.find('samsung gal')).toBe(-1);
-    const out: CompletionHit[] = [];
+    const out = new CompletionHits();
     idx.complete('gal', 5, true, null, out);
-    expect(out.map((h) => idx.display(h.sug))).toEqual(['Samsung Galaxy']);
+    expect(Array.from(out.sug.subarray(0, out.count), (s) => idx.display(s))).toEqual(['Samsung Galaxy']);
   });
 
   it('finds every key and no other, in small tables (a map of keys) and large ones (binary search) alike', () => {
@@ -103,9 +104,9 @@ describe('SuggestionIndex', () => {
 
   it('handles an empty table', () => {
     const idx = build([]);
-    const out: CompletionHit[] = [];
+    const out = new CompletionHits();
     idx.complete('a', 10, true, null, out);
-    expect(out).toEqual([]);
+    expect(out.count).toBe(0);
     expect(idx.find('a')).toBe(-1);
   });
 });
