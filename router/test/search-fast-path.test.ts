@@ -30,6 +30,7 @@ const TITLES = [
   'LG OLED 55in TV',
   'Dewalt 20V Drill Driver',
   'Dewalt Impact Driver Kit',
+  'Café Crème Espresso Machine — 日本語 エディション 🍵',
 ];
 
 const withoutTook = (b: Body) => {
@@ -63,7 +64,7 @@ describe.each([
   });
 
   it('answers like the ordinary pipeline, from the engine and from the cache', async () => {
-    for (const q of ['sa', 'samsung gal', 'dew', 'sony b', 'ipad', 'galxy', 'tv ']) {
+    for (const q of ['sa', 'samsung gal', 'dew', 'sony b', 'ipad', 'galxy', 'tv ', 'café c', '日本']) {
       // QUERY always takes the ordinary pipeline (it has a body); it fills the cache
       const slow = await r.call<Body>('POST', '/v1/typeahead', { key: t.pub, headers: { 'x-http-method-override': 'QUERY' }, body: { index: 'products', query: q, limit: 5 } });
       expect(slow.status).toBe(200);
@@ -76,6 +77,7 @@ describe.each([
       expect(cached.headers.get('content-type')).toBe('application/json');
       expect(withoutTook(cached.body)).toEqual(withoutTook(slow.body));
       expect(withoutTook(fresh.body)).toEqual(withoutTook(slow.body));
+      if (q === 'café c') expect(cached.body.suggestions.map((s) => s.title)).toContain(TITLES.at(-1));
     }
     const auto = await r.call<Body>('GET', '/v1/autocomplete?index=products&query=dewalt&mode=fts_only', { key: t.pub });
     const autoFresh = await r.call<Body>('GET', '/v1/autocomplete?index=products&query=dewalt&mode=fts_only&bypass_cache=1', { key: t.pub });
