@@ -136,6 +136,7 @@ async function main(): Promise<void> {
       ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { refresh: { freshWaitMs } } : {}),
     });
     registerIndexingMetrics(search);
+    registerPartitionMetrics(shardNode, search);
     memoBudget.setLimit(queryPool ? memoBudgetBytes - queryThreads * threadMemoBytes : memoBudgetBytes);
     registerMemoMetrics(() => (queryPool ? sumMemoStats(memoBudget.stats(), queryPool.memoStatistics()) : memoBudget.stats()));
     registerQueryPoolMetrics(queryPool);
@@ -308,6 +309,37 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
     ['suggest_query_pool_refused_total', 'Autocomplete queries refused with 503 because every query thread was busy and the queue full.', () => stats().refused],
     ['suggest_query_pool_rebalanced_total', 'Autocomplete queries answered on another query thread than the one their first letters go to (theirs was busy).', () => stats().rebalanced],
   ]);
+}
+
+/**
+ * What each partition this node has open holds (documents and index parts, from the stores'
+ * counters) and what its loaded engines hold (segments, their memory and ANN graphs), labelled
+ * by partition: at most the cluster's virtual partitions, so the series stay few. Also the jobs
+ * running here and those finished since start.
+ */
+function registerPartitionMetrics(shard: ShardNode, search: SearchHost): void {
+  const partitions = () => shard.openPartitionTotals();
+  metrics.labelledGauge('suggest_partition_documents', 'Documents stored in each partition this node has open (every index part placed there).', ['partition'], () =>
+    partitions().map((p) => [{ partition: String(p.partition) }, p.documentCount] as const),
+  );
+  metrics.labelledGauge('suggest_partition_index_parts', 'Index parts stored in each partition this node has open.', ['partition'], () =>
+    partitions().map((p) => [{ partition: String(p.partition) }, p.indexCount] as const),
+  );
+  const engines = () => [...search.engineMemory()];
+  metrics.labelledGauge('suggest_engine_segments', 'Segments of the search engines loaded for each partition (a merge folds them into one).', ['partition'], () =>
+    engines().map(([partition, m]) => [{ partition: String(partition) }, m.segments] as const),
+  );
+  metrics.labelledGauge('suggest_engine_memory_bytes', "Memory of the search engines loaded for each partition: segments (shared with the query threads) and ANN graphs (the owner's copy).", ['partition', 'kind'], () =>
+    engines().flatMap(([partition, m]) => [
+      [{ partition: String(partition), kind: 'segments' }, m.segmentBytes] as const,
+      [{ partition: String(partition), kind: 'graphs' }, m.graphBytes] as const,
+    ]),
+  );
+  const jobs = shard.jobs;
+  metrics.sampled('gauge', [['suggest_jobs_running', 'Ingestion and export jobs running on this node now (under a job lease).', () => jobs?.active ?? 0]]);
+  metrics.labelledCounter('suggest_jobs_finished_total', 'Jobs this node has brought to a terminal status, by status.', ['status'], () =>
+    jobs === null ? [] : Object.entries(jobs.finished).map(([status, n]) => [{ status }, n] as const),
+  );
 }
 
 /** Documents written but not yet searchable, and the answers given without them. */

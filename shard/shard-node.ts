@@ -385,6 +385,17 @@ export class ShardNode implements ShardApi, HandoffHost {
     return result;
   }
 
+  /** Documents and index parts of each partition open now (in-memory counters: nothing is read). */
+  openPartitionTotals(): { partition: number; documentCount: number; indexCount: number }[] {
+    const out: { partition: number; documentCount: number; indexCount: number }[] = [];
+    this.ready.forEach((store, partition) => {
+      if (store === undefined || store.isClosed) return;
+      const t = store.totals();
+      out.push({ partition, documentCount: t.documentCount, indexCount: t.indexCount });
+    });
+    return out;
+  }
+
   async partitionStats(_req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
     if (this.closing) fail('unavailable', { reason: `Shard node ${this.nodeId} is shutting down` });
     const wanted = new Set(this.heldPartitions());

@@ -15,6 +15,7 @@ import { SuggestError, asSuggestError, errorFromFields, fail, fromGrpcError, sug
 import { DEFAULT_MAX_MESSAGE_BYTES } from './grpc-server.js';
 import { GrpcChangeFeed, type ChangeStreamHandlers, type GrpcChangeFeedOptions } from './grpc-change-feed.js';
 import type { NodeId } from './ids.js';
+import { HotHistogram, type HotHistogramSeries } from './hot-metrics.js';
 import { metrics as processMetrics, perRegistry } from './metrics.js';
 import type { ShardApi, ShardDirectory } from './shard-api.js';
 
@@ -101,16 +102,27 @@ class RemoteShard implements ShardApi {
     return this.call(S.indexStats, this.deadlines.indexStats, req);
   }
   query(req: pb.QueryRequest): Promise<pb.QueryResponse> {
-    if (this.queries.length === 0) return this.unaryQuery(req);
-    const mux = this.queries.length === 1 ? this.queries[0]! : this.queries[this.queryTurn++ % this.queries.length]!;
-    if (mux.unsupported) return this.unaryQuery(req);
+    const started = performance.now();
+    let answer: Promise<pb.QueryResponse>;
+    const mux = this.queries.length === 0 ? null : this.queries.length === 1 ? this.queries[0]! : this.queries[this.queryTurn++ % this.queries.length]!;
+    if (mux === null || mux.unsupported) answer = this.unaryQuery(req);
     // a node of an older build answers QueryStream UNIMPLEMENTED: its queries go unary from then on
-    return mux.ask(req, this.deadlines.query).catch((err: unknown) => (err === USE_UNARY ? this.unaryQuery(req) : Promise.reject(err)));
+    else answer = mux.ask(req, this.deadlines.query).catch((err: unknown) => (err === USE_UNARY ? this.unaryQuery(req) : Promise.reject(err)));
+    return answer.then(
+      (res) => {
+        this.series.queriesOk.observe((performance.now() - started) / 1000);
+        return res;
+      },
+      (err: unknown) => {
+        this.series.calls.labels('query', outcomeOf(err)).observe((performance.now() - started) / 1000);
+        throw err;
+      },
+    );
   }
 
   private unaryQuery(req: pb.QueryRequest): Promise<pb.QueryResponse> {
     this.series.unary.inc();
-    return this.call(S.query, this.deadlines.query, req);
+    return this.call(S.query, this.deadlines.query, req, false);
   }
   partitionStats(req: pb.PartitionStatsRequest): Promise<pb.PartitionStatsResponse> {
     return this.call(S.partitionStats, this.deadlines.partitionStats, req);
@@ -231,16 +243,35 @@ class RemoteShard implements ShardApi {
     return this.clients.length === 1 ? this.clients[0]! : this.clients[this.turn++ % this.clients.length]!;
   }
 
-  private call<Req, Res>(def: UnaryDefinition<Req, Res>, deadlineMs: number, req: Req): Promise<Res> {
+  /** One unary call; `timed` false for queries, which `query` times whichever way they went. */
+  private call<Req, Res>(def: UnaryDefinition<Req, Res>, deadlineMs: number, req: Req, timed = true): Promise<Res> {
     const client = this.pick();
+    const started = performance.now();
+    const done = (outcome: string) => {
+      if (timed) this.series.calls.labels(methodName(def.path), outcome).observe((performance.now() - started) / 1000);
+    };
     return new Promise<Res>((resolve, reject) => {
       client.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, { deadline: Date.now() + deadlineMs }, (err, res) => {
-        if (err) reject(remoteError(err, this.address));
-        else if (res === undefined) reject(new SuggestError('internal', `${def.path} answered without a message`));
-        else resolve(res);
+        if (err) {
+          const e = remoteError(err, this.address);
+          done(e.code);
+          reject(e);
+        } else if (res === undefined) {
+          done('internal');
+          reject(new SuggestError('internal', `${def.path} answered without a message`));
+        } else {
+          done('ok');
+          resolve(res);
+        }
       });
     });
   }
+}
+
+/** `/suggest.shard.ShardService/IndexStats` -> `indexStats`: the method label of the call series. */
+function methodName(path: string): string {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  return name.charAt(0).toLowerCase() + name.slice(1);
 }
 
 /** Rejection of a query the node could not take on a stream: ask it with a unary call instead. */
@@ -332,6 +363,9 @@ interface QuerySeries {
   opened: Counter;
   ended: Counter<'reason'>;
   unary: Counter;
+  calls: HotHistogram<'method' | 'outcome'>;
+  /** the series of answered queries, found once (the hot path of a cluster router) */
+  queriesOk: HotHistogramSeries;
 }
 
 /** The query streams' series on a registry, registered once (a registry may see several pools in tests). */
@@ -345,8 +379,26 @@ const querySeries = perRegistry(
       registers: [registry],
     }),
     unary: new Counter({ name: 'suggest_shard_queries_unary_total', help: 'Queries sent to shard nodes as unary calls: to nodes without QueryStream (an older build), or all of them with SUGGEST_QUERY_STREAMS=0.', registers: [registry] }),
+    ...callSeries(
+      new HotHistogram(
+        'suggest_shard_call_duration_seconds',
+        "Round trips of this process's gRPC calls to shard nodes, from the call to its answer, by method (query: on a QueryStream or unary) and outcome (ok, or the error's code).",
+        ['method', 'outcome'],
+        [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registry,
+      ),
+    ),
   }),
 );
+
+function callSeries(calls: HotHistogram<'method' | 'outcome'>): Pick<QuerySeries, 'calls' | 'queriesOk'> {
+  return { calls, queriesOk: calls.labels('query', 'ok') };
+}
+
+/** What a failed call counts under: its catalogue code (a bounded set). */
+function outcomeOf(err: unknown): string {
+  return err instanceof SuggestError ? err.code : 'internal';
+}
 
 /** The catalogue error a QueryStream answer carries (what `fromGrpcError` rebuilds from a unary call). */
 function failureError(f: pb.QueryFailure): SuggestError {

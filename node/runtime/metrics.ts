@@ -141,6 +141,48 @@ export class Metrics {
     }
   }
 
+  /**
+   * A gauge with labels, read at scrape time: `read` gives every series now (label values and
+   * value); series it no longer gives are dropped (a partition that moved away, say).
+   */
+  labelledGauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Iterable<readonly [labels: Record<L, string>, value: number]>): void {
+    if (this.registry.getSingleMetric(name) !== undefined) return;
+    new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [labels, value] of read()) this.set(labels as Partial<Record<L, string | number>>, value);
+      },
+    });
+  }
+
+  /**
+   * A counter with labels, read at scrape time from running totals `read` gives per series (each
+   * scrape adds what a series grew by).
+   */
+  labelledCounter<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Iterable<readonly [labels: Record<L, string>, total: number]>): void {
+    if (this.registry.getSingleMetric(name) !== undefined) return;
+    const counted = new Map<string, number>();
+    new Counter<L>({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        for (const [labels, total] of read()) {
+          const key = labelNames.map((l) => labels[l]).join('\0');
+          const grew = total - (counted.get(key) ?? 0);
+          if (grew > 0) this.inc(labels as Partial<Record<L, string | number>>, grew);
+          else if (!counted.has(key)) this.inc(labels as Partial<Record<L, string | number>>, 0);
+          counted.set(key, total);
+        }
+      },
+    });
+  }
+
   /** Text exposition format for a scrape. */
   render(): Promise<string> {
     return this.registry.metrics();

@@ -568,6 +568,18 @@ export class SuggestEngine {
    * Statistics of the segments; buffered writes are indexed first unless `refresh` is false
    * (then they are only counted: the shard's cheap path, which must not build a segment).
    */
+  /**
+   * Segments, the bytes of their memory (arenas and per-segment mutable arrays) and of the ANN
+   * graphs held: arithmetic over the segments, cheap enough for every metrics scrape (`stats`
+   * walks every section and may index buffered writes first).
+   */
+  memory(): { segments: number; segmentBytes: number; graphBytes: number } {
+    let segmentBytes = 0;
+    for (const s of this.segments) segmentBytes += s.memoryBytes;
+    const graphs = this.graphs.bytes();
+    return { segments: this.segments.length, segmentBytes, graphBytes: graphs.hnswlib + graphs.usearch };
+  }
+
   stats(opts: { refresh?: boolean } = {}): EngineStats {
     if ((opts.refresh ?? true) && this.options.refreshOnRead && this.inflight.size === 0) this.refresh();
     this.graphs.retain(this.segments);

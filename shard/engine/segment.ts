@@ -250,6 +250,11 @@ export class Segment {
   }
 
   /** Bytes by structure (the arena plus the mutable arrays). */
+  /** Bytes of the segment's memory: its arena and the mutable arrays beside it. */
+  get memoryBytes(): number {
+    return this.arena.layout.byteLength + this.tombstones.byteLength + this.deletedWeights.byteLength + this.counters.byteLength;
+  }
+
   bytes(): Record<string, number> {
     const a = this.arena;
     return {

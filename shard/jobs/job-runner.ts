@@ -62,6 +62,9 @@ export class JobRunner {
     return this.running.size;
   }
 
+  /** Jobs this node has brought to a terminal status since it started, by status. */
+  readonly finished: Record<JobOutcome['status'], number> = { succeeded: 0, failed: 0 };
+
   /** Resumes orphaned jobs now, then every scanIntervalMs; sweeps old blobs. */
   startBackground(): void {
     const tick = () => {
@@ -228,8 +231,10 @@ export class JobRunner {
   /** Terminal status, only if the job is still ours to finish (not canceled meanwhile). */
   private async finish(rec: JobRecord, outcome: JobOutcome): Promise<JobRecord | null> {
     try {
-      return await this.o.coordinator.updateJob(rec.tenant_id, rec.job_id, (r) => {
-        if (!ACTIVE.has(r.status)) return r;
+      let ours = false;
+      const done = await this.o.coordinator.updateJob(rec.tenant_id, rec.job_id, (r) => {
+        ours = ACTIVE.has(r.status);
+        if (!ours) return r;
         return {
           ...r,
           status: outcome.status,
@@ -238,6 +243,9 @@ export class JobRunner {
           state: { ...r.state, rev: ((r.state.rev as number | undefined) ?? 0) + 1, error_code: outcome.errorCode },
         };
       });
+      // the last attempt of the update decides (a retried transaction calls it again)
+      if (ours) this.finished[outcome.status]++;
+      return done;
     } catch (err) {
       if (err instanceof SuggestError && err.code === 'job_not_found') return null;
       throw err;

@@ -360,6 +360,22 @@ export class SearchHost implements QueryHandler {
     return this.unseenAnswers;
   }
 
+  /** The loaded engines of each partition: how many, their segments and the bytes they hold (see `SuggestEngine.memory`). */
+  engineMemory(): Map<number, { engines: number; segments: number; segmentBytes: number; graphBytes: number }> {
+    const out = new Map<number, { engines: number; segments: number; segmentBytes: number; graphBytes: number }>();
+    for (const entry of this.entries.values()) {
+      if (entry.engine === null) continue;
+      const m = entry.engine.memory();
+      let p = out.get(entry.partition);
+      if (p === undefined) out.set(entry.partition, (p = { engines: 0, segments: 0, segmentBytes: 0, graphBytes: 0 }));
+      p.engines++;
+      p.segments += m.segments;
+      p.segmentBytes += m.segmentBytes;
+      p.graphBytes += m.graphBytes;
+    }
+    return out;
+  }
+
   /** Documents written to the loaded engines that queries cannot find yet (buffered or being built). */
   documentsIndexing(): number {
     let n = 0;

@@ -399,6 +399,41 @@ describe('QueryStream over gRPC', () => {
     }
   });
 
+  it('times each call to a shard node by method and outcome, streamed queries and unary calls alike', async () => {
+    /** count and sum of one series of the call histogram */
+    const timed = async (method: string, outcome: string) => {
+      const m = metrics.registry.getSingleMetric('suggest_shard_call_duration_seconds');
+      const values = m === undefined ? [] : (await m.get()).values.filter((v) => v.labels.method === method && v.labels.outcome === outcome);
+      // histogram values name their series (`_count`, `_sum`, `_bucket`)
+      const of = (suffix: string) => values.find((v) => (v as { metricName?: string }).metricName === `suggest_shard_call_duration_seconds_${suffix}`)?.value ?? 0;
+      return { count: of('count'), sum: of('sum') };
+    };
+    const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
+    const unaryServer = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(echo, quietLogger, {}) as never });
+    const pool = new GrpcClientPool({ resolve: () => srv.address });
+    const unary = new GrpcClientPool({ resolve: () => unaryServer.address, queryStreams: false });
+    try {
+      const ok = await timed('query', 'ok');
+      const wrong = await timed('query', 'validation_failed');
+      const jobs = await timed('cancelJob', 'ok');
+      await Promise.all(Array.from({ length: 5 }, (_, n) => ask(pool, { n, ms: 20 })));
+      await ask(unary, { n: 6, ms: 20 });
+      expect((await rejection(ask(pool, { n: 7, fail: true }))).code).toBe('validation_failed');
+      await pool.client(ME).cancelJob({ tenantId: 'a', jobId: 'j', wait: false, requeue: false });
+      const okNow = await timed('query', 'ok');
+      expect(okNow.count - ok.count).toBe(6);
+      // each waited its 20 ms on the node
+      expect(okNow.sum - ok.sum).toBeGreaterThanOrEqual(6 * 0.019);
+      expect((await timed('query', 'validation_failed')).count - wrong.count).toBe(1);
+      expect((await timed('cancelJob', 'ok')).count - jobs.count).toBe(1);
+    } finally {
+      pool.close();
+      unary.close();
+      srv.forceShutdown();
+      unaryServer.forceShutdown();
+    }
+  });
+
   it('keeps one stream per channel when a node has several, and spreads the queries over them', async () => {
     const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
     const pool = new GrpcClientPool({ resolve: () => srv.address, channelsPerAddress: 3 });
