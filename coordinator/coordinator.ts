@@ -97,6 +97,8 @@ export interface MemberRecord {
   grpc_address: string | null;
   /** host:port of the HTTP server (routers) */
   http_address: string | null;
+  /** host:port of the operations endpoint (/metrics, /healthz, /readyz) of a process without the router role, when it serves one */
+  metrics_address?: string | null;
   started_at: string;
 }
 

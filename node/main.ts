@@ -21,6 +21,7 @@ import { SegmentPool } from '../shard/search/segment-pool.js';
 import { memoBudget, type MemoBudgetStats } from '../shard/engine/memo.js';
 import { QueryPool } from '../shard/search/query-pool.js';
 import { metrics } from './runtime/metrics.js';
+import { startOpsServer } from './runtime/ops-server.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
 import { GrpcHandoffPeers, partitionHandoffGrpcService } from '../shard/partition-handoff-grpc.js';
 import { startGrpcServer, type GrpcServerHandle } from './runtime/grpc-server.js';
@@ -192,7 +193,20 @@ async function main(): Promise<void> {
     closers.unshift(() => app.close());
     member.http_address = `${config.host}:${httpPort}`;
   }
+  // a process without an HTTP API (a shard node) serves its metrics and health on a port of their own
+  let registered = false;
+  if (!roles.includes('router') && config.metricsPort !== null) {
+    const ops = await startOpsServer({
+      host: config.host,
+      port: config.metricsPort,
+      metrics,
+      ready: () => ({ ready: registered && !stopping, node_id: nodeId, roles, coordination: coordinator.health().reachable ? 'ok' : 'unreachable' }),
+    });
+    closers.unshift(() => ops.close());
+    member.metrics_address = `${config.host}:${ops.port}`;
+  }
   let membership: Lease = await coordinator.register(member, config.memberTtlSeconds);
+  registered = true;
   closers.unshift(() => membership.revoke());
 
   if (roles.includes('coordinator')) {
@@ -261,6 +275,7 @@ async function main(): Promise<void> {
     mode: clustered ? 'cluster' : 'single',
     http: httpPort === null ? null : `${config.host}:${httpPort}`,
     grpc: grpc ? `${config.host}:${grpc.port}` : null,
+    metrics: member.metrics_address ?? null,
     partitions: config.partitions,
     data_dir: config.dataDir,
   });

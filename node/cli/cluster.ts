@@ -27,7 +27,7 @@ const cluster = await startLocalCluster({ shards, routers, adminKey, baseDir, ec
 console.log(JSON.stringify({
   msg: 'cluster ready',
   routers: cluster.routerUrls,
-  shards: cluster.shards.map((s) => ({ node_id: s.info.node_id, grpc: s.info.grpc })),
+  shards: cluster.shards.map((s) => ({ node_id: s.info.node_id, grpc: s.info.grpc, metrics: s.info.metrics })),
   etcd: cluster.etcd.endpoints,
   admin_key: adminKey,
 }, null, 2));
@@ -82,7 +82,7 @@ const commands: Record<string, () => Promise<void>> = {
   'add-shard': async () => {
     const s = await cluster.addShard();
     supervise(cluster.shards.length - 1);
-    console.log(JSON.stringify({ msg: 'shard node added', node_id: s.info.node_id, grpc: s.info.grpc }));
+    console.log(JSON.stringify({ msg: 'shard node added', node_id: s.info.node_id, grpc: s.info.grpc, metrics: s.info.metrics }));
   },
   status,
   help: async () => console.log('commands: add-shard, status, help'),

@@ -76,6 +76,12 @@ export interface Config {
   /** engagement events a key may send at once before the rate applies (token bucket size) */
   eventsBurst: number;
   grpcPort: number;
+  /**
+   * Port of the operations endpoint (GET /metrics, /healthz, /readyz) of a process without the
+   * router role (a shard node has no HTTP API to carry them); 0 picks a free port, null (unset)
+   * serves none. A router's are on its API port.
+   */
+  metricsPort: number | null;
   nodeId: string | undefined;
   /** membership lease TTL: a node is declared dead this long after it stops renewing; long enough
    *  that a busy event loop (a large engine build on a loaded machine) does not lose the lease */
@@ -140,6 +146,12 @@ function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
+function port(env: NodeJS.ProcessEnv, name: string): number {
+  const n = num(env, name, 0);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name}: expected a port (0 to 65535), got '${env[name]}'`);
+  return n;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let file: Partial<Config> = {};
   if (env.SUGGEST_CONFIG) file = JSON.parse(readFileSync(env.SUGGEST_CONFIG, 'utf8')) as Partial<Config>;
@@ -178,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventsPerSecond: DEFAULT_EVENTS_PER_SECOND,
     eventsBurst: DEFAULT_EVENTS_BURST,
     grpcPort: 0,
+    metricsPort: null,
     nodeId: undefined,
     memberTtlSeconds: 10,
     memoBudgetMb: 256,
@@ -211,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engineIdleSeconds: num(env, 'SUGGEST_ENGINE_IDLE_SECONDS', base.engineIdleSeconds),
     queryStreams: flag(env, 'SUGGEST_QUERY_STREAMS', base.queryStreams),
     grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
+    metricsPort: env.SUGGEST_METRICS_PORT === undefined || env.SUGGEST_METRICS_PORT === '' ? base.metricsPort : port(env, 'SUGGEST_METRICS_PORT'),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
     logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,
     backgroundJobThreshold: num(env, 'SUGGEST_BACKGROUND_JOB_THRESHOLD', base.backgroundJobThreshold),

@@ -18,6 +18,8 @@ export interface ReadyInfo {
   roles: string[];
   http: string | null;
   grpc: string | null;
+  /** the operations endpoint of a process without the router role (SUGGEST_METRICS_PORT) */
+  metrics: string | null;
 }
 
 export interface ServiceProcess {
@@ -70,7 +72,7 @@ export async function startServiceProcess(opts: StartOptions): Promise<ServicePr
         const parsed = JSON.parse(line) as { msg?: string } & ReadyInfo;
         if (parsed.msg === 'ready') {
           clearTimeout(timer);
-          resolve({ node_id: parsed.node_id, roles: parsed.roles, http: parsed.http, grpc: parsed.grpc });
+          resolve({ node_id: parsed.node_id, roles: parsed.roles, http: parsed.http, grpc: parsed.grpc, metrics: parsed.metrics ?? null });
         }
       } catch {
         // not a log line of ours
@@ -182,6 +184,8 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
     ...common,
     SUGGEST_ROLES: 'shard,coordinator',
     SUGGEST_NODE_ID: `shard-${i + 1}`,
+    // their metrics and health, on a free port each (ready line, member record)
+    SUGGEST_METRICS_PORT: '0',
     SUGGEST_DATA_DIR: path.join(baseDir, `shard-${i + 1}`),
   });
   const shardCount = opts.shards ?? 3;

@@ -61,6 +61,32 @@ describe('cluster crash behaviour', () => {
     }
   });
 
+  it("serves each shard node's metrics and health on its operations port", async () => {
+    const api = new ApiClient(cluster.routerUrls[0]!);
+    const admin = cluster.adminKey;
+    await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'metered', name: 'Metered', plan: 'pro' } });
+    const key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/metered/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'metered', name: 'Metered' } })).status).toBe(200);
+    const documents = Array.from({ length: 120 }, (_, i) => ({ id: `m${i}`, title: `Metered lamp ${i}`, desc: '', manufacturer: 'Lumen', raw: {} }));
+    expect((await api.call('POST', '/v1/indexes/metered/documents', { key, body: { documents } })).status).toBe(200);
+    expect((await api.call('GET', '/v1/typeahead?index=metered&query=lam&bypass_cache=true', { key })).status).toBe(200);
+    const stats = await api.call<{ parts: { partition: number; node: string; document_count: number }[] }>('GET', '/v1/indexes/metered/stats', { key });
+    const part = stats.body.parts[0]!;
+    expect(part.document_count).toBe(120);
+    // the cluster view names every node's operations endpoint; the harness's ready lines agree
+    const view = await api.call<{ nodes: { node_id: string; live: boolean; metrics_address: string | null }[] }>('GET', '/v1/admin/cluster', { key: admin });
+    for (const s of cluster.shards) expect(view.body.nodes.find((n) => n.node_id === s.info.node_id)?.metrics_address).toBe(s.info.metrics);
+    const address = view.body.nodes.find((n) => n.node_id === part.node)!.metrics_address!;
+    const text = await (await fetch(`http://${address}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name}\\{partition="${part.partition}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    expect(value('suggest_partition_documents')).toBeGreaterThanOrEqual(120);
+    expect(value('suggest_engine_segments')).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^suggest_query_pool_threads 1$/m);
+    expect((await fetch(`http://${address}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://${address}/readyz`)).status).toBe(200);
+    expect((await fetch(`http://${address}/v1/typeahead`)).status).toBe(404);
+  });
+
   it('keeps serving through the second router when the first dies', async () => {
     const second = new ApiClient(cluster.routerUrls[1]!);
     await cluster.routers[0]!.kill();

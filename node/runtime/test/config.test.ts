@@ -62,3 +62,13 @@ describe('default vector backend', () => {
     expect(() => loadConfig({ SUGGEST_VECTOR_BACKEND: '' })).toThrow(/SUGGEST_VECTOR_BACKEND/);
   });
 });
+
+describe('operations port of a process without the router role', () => {
+  it('is off unless SUGGEST_METRICS_PORT is set, takes 0 (a free port) to 65535, and refuses anything else', () => {
+    expect(loadConfig({}).metricsPort).toBeNull();
+    expect(loadConfig({ SUGGEST_METRICS_PORT: '' }).metricsPort).toBeNull();
+    expect(loadConfig({ SUGGEST_METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(loadConfig({ SUGGEST_METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    for (const bad of ['-1', '65536', '80.5', 'http']) expect(() => loadConfig({ SUGGEST_METRICS_PORT: bad }), bad).toThrow(/SUGGEST_METRICS_PORT/);
+  });
+});
