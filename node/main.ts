@@ -318,6 +318,12 @@ function registerQueryPoolMetrics(pool: QueryPool | null): void {
     ['suggest_query_pool_queue_size', 'Autocomplete queries waiting for a query thread.', () => stats().queued],
     ['suggest_query_pool_utilization', "Share of the query threads' time spent answering (0 to 1, since start).", () => stats().utilization],
   ]);
+  metrics.labelledGauge(
+    'suggest_query_pool_graph_bytes',
+    'ANN graphs held by the query threads, summed over them, by library: each thread reads its own copy of an hnswlib graph (the default), and maps a usearch graph from one shared file.',
+    ['backend'],
+    () => Object.entries(pool?.graphStatistics() ?? { hnswlib: 0, usearch: 0 }).map(([backend, bytes]) => [{ backend }, bytes] as const),
+  );
   metrics.sampled('counter', [
     ['suggest_query_pool_tasks_total', 'Tasks the query threads ran (a view sent again counts twice).', () => stats().completed],
     ['suggest_query_pool_views_sent_total', "Queries sent again with their index part's segments, to a thread that lacked that version.", () => stats().viewsSent],

@@ -180,6 +180,20 @@ export class QueryPool {
     return sum;
   }
 
+  /**
+   * Memory of the ANN graphs the threads hold, summed over them, by library: each thread reads its
+   * own copy of an hnswlib graph, and maps a usearch one from the owner's file (shared pages).
+   */
+  graphStatistics(): Record<VectorBackend, number> {
+    const slots = new Float64Array(this.memoStats, 8);
+    const sum: Record<VectorBackend, number> = { hnswlib: 0, usearch: 0 };
+    for (let at = 0; at + MEMO_STAT_FIELDS <= slots.length; at += MEMO_STAT_FIELDS) {
+      sum.hnswlib += slots[at + 4] ?? 0;
+      sum.usearch += slots[at + 5] ?? 0;
+    }
+    return sum;
+  }
+
   /** The answer of `engine` (the part `key`) to `req`, computed on a pool thread. */
   autocomplete(key: string, engine: SuggestEngine, req: AutocompleteRequest): Promise<AutocompleteResult> {
     if (this.closed) return Promise.reject(new Error('the query pool is closed'));

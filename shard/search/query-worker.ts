@@ -129,8 +129,8 @@ export interface QueryWorkerData {
   memoStats: SharedArrayBuffer;
 }
 
-/** bytes, limit, memos, evictions */
-export const MEMO_STAT_FIELDS = 4;
+/** memo bytes, memo limit, memos, memo evictions, then the thread's ANN graph bytes: hnswlib, usearch */
+export const MEMO_STAT_FIELDS = 6;
 
 const data = workerData as QueryWorkerData | undefined;
 if (typeof data?.memoBudgetBytes === 'number' && data.memoBudgetBytes > 0) memoBudget.setLimit(data.memoBudgetBytes);
@@ -142,7 +142,15 @@ if (data?.memoStats instanceof SharedArrayBuffer) {
     // a thread that dies (piscina starts another, which claims a new slot) leaves its last figures
     const publish = () => {
       const s = memoBudget.stats();
-      stats.set([s.bytes, s.limitBytes, s.memos, s.evictions], slot * MEMO_STAT_FIELDS);
+      // hnswlib graphs are read into each thread's own memory; usearch ones are mapped from the owner's file
+      let hnswlib = 0;
+      let usearch = 0;
+      for (const m of mirrors.values()) {
+        const g = m.graphs.bytes();
+        hnswlib += g.hnswlib;
+        usearch += g.usearch;
+      }
+      stats.set([s.bytes, s.limitBytes, s.memos, s.evictions, hnswlib, usearch], slot * MEMO_STAT_FIELDS);
     };
     publish();
     setInterval(publish, 200).unref();

@@ -116,6 +116,13 @@ describe('query pool', () => {
       expect(ids(a)).toEqual(ids(engine.autocomplete(req)));
     }
     expect(readdirSync(graphDir).filter((f) => f.endsWith('.hnswlib'))).toHaveLength(1);
+    // each thread that answered holds its own copy of the graph, and says so (published every 200 ms)
+    const graphBytes = engine.stats({ refresh: false }).bytes.graph_hnswlib as number;
+    expect(graphBytes).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    const copies = pool.graphStatistics().hnswlib / graphBytes;
+    expect(Number.isInteger(copies) && copies >= 1 && copies <= 2, `${copies} copies`).toBe(true);
+    expect(pool.graphStatistics().usearch).toBe(0);
     // usearch: the threads map the file the owner wrote
     const viaUsearch = { ...req, vectorBackend: 'usearch' as const };
     await pool.autocomplete('p', engine, viaUsearch);
