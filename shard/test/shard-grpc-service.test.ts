@@ -399,15 +399,17 @@ describe('QueryStream over gRPC', () => {
     }
   });
 
-  it('times each call to a shard node by method and outcome, streamed queries and unary calls alike', async () => {
-    /** count and sum of one series of the call histogram */
-    const timed = async (method: string, outcome: string) => {
-      const m = metrics.registry.getSingleMetric('suggest_shard_call_duration_seconds');
+  it('times each call to a shard node by method and outcome, on both sides, streamed queries and unary calls alike', async () => {
+    /** count and sum of one series of a histogram of this process (routers' calls, or this node's answers) */
+    const series = async (name: string, method: string, outcome: string) => {
+      const m = metrics.registry.getSingleMetric(name);
       const values = m === undefined ? [] : (await m.get()).values.filter((v) => v.labels.method === method && v.labels.outcome === outcome);
       // histogram values name their series (`_count`, `_sum`, `_bucket`)
-      const of = (suffix: string) => values.find((v) => (v as { metricName?: string }).metricName === `suggest_shard_call_duration_seconds_${suffix}`)?.value ?? 0;
+      const of = (suffix: string) => values.find((v) => (v as { metricName?: string }).metricName === `${name}_${suffix}`)?.value ?? 0;
       return { count: of('count'), sum: of('sum') };
     };
+    const timed = (method: string, outcome: string) => series('suggest_shard_call_duration_seconds', method, outcome);
+    const handled = (method: string, outcome: string) => series('suggest_shard_handle_duration_seconds', method, outcome);
     const srv = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: streamOnly() as never });
     const unaryServer = await GrpcServer.start({ host: '127.0.0.1', port: 0, shard: shardGrpcService(echo, quietLogger, {}) as never });
     const pool = new GrpcClientPool({ resolve: () => srv.address });
@@ -416,6 +418,9 @@ describe('QueryStream over gRPC', () => {
       const ok = await timed('query', 'ok');
       const wrong = await timed('query', 'validation_failed');
       const jobs = await timed('cancelJob', 'ok');
+      const served = await handled('query', 'ok');
+      const refused = await handled('query', 'validation_failed');
+      const jobsServed = await handled('cancelJob', 'ok');
       await Promise.all(Array.from({ length: 5 }, (_, n) => ask(pool, { n, ms: 20 })));
       await ask(unary, { n: 6, ms: 20 });
       expect((await rejection(ask(pool, { n: 7, fail: true }))).code).toBe('validation_failed');
@@ -426,6 +431,12 @@ describe('QueryStream over gRPC', () => {
       expect(okNow.sum - ok.sum).toBeGreaterThanOrEqual(6 * 0.019);
       expect((await timed('query', 'validation_failed')).count - wrong.count).toBe(1);
       expect((await timed('cancelJob', 'ok')).count - jobs.count).toBe(1);
+      // the nodes' side of the same calls (both servers run in this process): no less than the 20 ms each waited
+      const servedNow = await handled('query', 'ok');
+      expect(servedNow.count - served.count).toBe(6);
+      expect(servedNow.sum - served.sum).toBeGreaterThanOrEqual(6 * 0.019);
+      expect((await handled('query', 'validation_failed')).count - refused.count).toBe(1);
+      expect((await handled('cancelJob', 'ok')).count - jobsServed.count).toBe(1);
     } finally {
       pool.close();
       unary.close();
