@@ -60,7 +60,7 @@ interface ClusterView {
   epoch: number | null;
   settled: boolean;
   replication_factor: number;
-  nodes: { node_id: string; live: boolean; primaries: number; replicas: number; moving_in: number; document_count: number | null }[];
+  nodes: { node_id: string; live: boolean; primaries: number; replicas: number; moving_in: number; document_count: number | null; metrics_address: string | null }[];
   moves: { partition: number; from: string | null; to: string; running_ms: number }[];
 }
 
@@ -73,7 +73,7 @@ async function status(): Promise<void> {
   const v = (await res.json()) as ClusterView;
   console.log(`epoch ${v.epoch}, replication factor ${v.replication_factor}, ${v.settled ? 'settled' : 'NOT settled'}, ${v.moves.length} move(s) in progress`);
   for (const n of v.nodes) {
-    console.log(`  ${n.node_id.padEnd(12)} ${n.live ? 'live' : 'DOWN'}  primaries ${String(n.primaries).padStart(3)}  replicas ${String(n.replicas).padStart(3)}  incoming ${n.moving_in}  documents ${n.document_count ?? '?'}`);
+    console.log(`  ${n.node_id.padEnd(12)} ${n.live ? 'live' : 'DOWN'}  primaries ${String(n.primaries).padStart(3)}  replicas ${String(n.replicas).padStart(3)}  incoming ${n.moving_in}  documents ${n.document_count ?? '?'}${n.metrics_address ? `  metrics http://${n.metrics_address}/metrics` : ''}`);
   }
   for (const m of v.moves) console.log(`  move: partition ${m.partition} ${m.from ?? '?'} -> ${m.to} (${m.running_ms} ms)`);
 }
