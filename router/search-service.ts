@@ -122,7 +122,7 @@ export class SearchService {
       if (hit !== undefined) return `{"took_ms":${round(performance.now() - started)},${hit}`;
     }
     const routes = this.data.partRoutes(p.tenant, physical);
-    const payload = payloadOf(p, ranking, behavior);
+    const payload = payloadOf(p, ranking, behavior, routes.length);
     const parts: (PartResult | Promise<unknown>)[] = [];
     let pending = false;
     for (const r of routes) {
@@ -158,7 +158,7 @@ export class SearchService {
     }
     const resolvedAt = performance.now();
     const partTimes: ({ part: number; node: string; ms: number } & Partial<PartProfile>)[] = [];
-    const value = payloadOf(p, ranking, behavior);
+    const value = payloadOf(p, ranking, behavior, physical.parts);
     let packed: Buffer | null = null;
     const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
@@ -223,7 +223,7 @@ export class SearchService {
    */
   private render(p: SearchParams, parts: PartResult[], ranking: RankingSelection, debug: ((merged: number) => unknown) | null, placed: PlacedPin[] = []): string {
     const pinned = parts.flatMap((part) => part.pinned ?? []);
-    const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length), pinned, ranking, p.limit, placed) : merge(parts, p.limit);
+    const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length, p.kind), pinned, ranking, p.limit, placed) : merge(parts, p.limit, p.kind);
     const first = parts[0];
     const corrected = pickCorrection(parts);
     // documents written before the query that it did not see (a bulk load being indexed)
@@ -252,10 +252,21 @@ export class SearchService {
 /** The index schema's `events` settings: they travel with the query (the shard has no schema). */
 const behaviorOf = (index: IndexRecord) => index.schema?.events as Record<string, unknown> | undefined;
 
+/** The largest `limit` an engine takes. */
+const MAX_PART_LIMIT = 50;
+
+/**
+ * What each part is asked for. Typeahead's phrase scores add up over parts (see `merge`), so
+ * with several parts each is asked for twice the answer: a phrase just outside one part's
+ * first `limit` would otherwise be summed over the other parts only (ranked at half its support
+ * and more in the lower half of answers, measured on Best Buy in 3 parts).
+ */
+const partLimit = (p: SearchParams, parts: number) => (p.kind === 'typeahead' && parts > 1 ? Math.min(MAX_PART_LIMIT, 2 * p.limit) : p.limit);
+
 /** The query as the shards take it (msgpack-encoded over gRPC, as is in process). */
-const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<string, unknown> | undefined) => ({
+const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<string, unknown> | undefined, parts: number) => ({
   query: p.query,
-  limit: p.limit,
+  limit: partLimit(p, parts),
   ...(p.mode ? { mode: p.mode } : {}),
   ...(p.filters !== undefined ? { filters: p.filters } : {}),
   ...(p.userId !== undefined ? { user_id: p.userId } : {}),
@@ -269,18 +280,30 @@ const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-/** Top-k over the parts' partial lists; the same id from several parts keeps its best score. */
-function merge(parts: PartResult[], limit: number): Suggestion[] {
+/**
+ * Top-k over the parts' partial lists. A document lives in one part: the same document id from
+ * several parts keeps its best score. Typeahead's phrase suggestions (ids `q:...`: queries,
+ * brands, categories, attributes) are mined in every part from that part's documents, and their
+ * scores are sums of support (shard/engine/typeahead.ts): the parts' scores add up to what one
+ * part holding every document gives, so a brand spread over three parts is not ranked as a third
+ * of itself against products, each of which is whole in its part.
+ */
+function merge(parts: PartResult[], limit: number, kind: SearchKind): Suggestion[] {
   if (parts.length === 1) return parts[0]!.suggestions.slice(0, limit);
   const best = new Map<string, Suggestion>();
   for (const part of parts) {
     for (const s of part.suggestions) {
       const seen = best.get(s.id);
-      if (!seen || s.score > seen.score) best.set(s.id, s);
+      if (seen === undefined) best.set(s.id, s);
+      else if (kind === 'typeahead' && s.id.startsWith('q:')) best.set(s.id, { ...seen, score: round4(seen.score + s.score) });
+      else if (s.score > seen.score) best.set(s.id, s);
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
 }
+
+/** Scores as the engine rounds them (4 decimals), so that sums carry no float noise. */
+const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 /**
  * One `debug.vector` for the whole index: a single part's as it is; several parts' summed
