@@ -252,21 +252,20 @@ export class SearchService {
 /** The index schema's `events` settings: they travel with the query (the shard has no schema). */
 const behaviorOf = (index: IndexRecord) => index.schema?.events as Record<string, unknown> | undefined;
 
-/** The largest `limit` an engine takes. */
-const MAX_PART_LIMIT = 50;
-
 /**
- * What each part is asked for. Typeahead's phrase scores add up over parts (see `merge`), so
- * with several parts each is asked for twice the answer: a phrase just outside one part's
- * first `limit` would otherwise be summed over the other parts only (ranked at half its support
- * and more in the lower half of answers, measured on Best Buy in 3 parts).
+ * Typeahead's phrase scores add up over parts (see `merge`), so with several parts each is asked
+ * for as many phrases again as the answer shows (`spare`; its product fallback still fills only
+ * up to `limit`): a phrase just outside one part's first `limit` would otherwise be summed over
+ * the other parts only (at half its support and less in the lower half of answers, measured on
+ * Best Buy in 3 parts).
  */
-const partLimit = (p: SearchParams, parts: number) => (p.kind === 'typeahead' && parts > 1 ? Math.min(MAX_PART_LIMIT, 2 * p.limit) : p.limit);
+const spareOf = (p: SearchParams, parts: number) => (p.kind === 'typeahead' && parts > 1 ? p.limit : 0);
 
 /** The query as the shards take it (msgpack-encoded over gRPC, as is in process). */
 const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<string, unknown> | undefined, parts: number) => ({
   query: p.query,
-  limit: partLimit(p, parts),
+  limit: p.limit,
+  ...(spareOf(p, parts) > 0 ? { spare: spareOf(p, parts) } : {}),
   ...(p.mode ? { mode: p.mode } : {}),
   ...(p.filters !== undefined ? { filters: p.filters } : {}),
   ...(p.userId !== undefined ? { user_id: p.userId } : {}),

@@ -363,14 +363,15 @@ export class SuggestEngine {
     const snap = this.snapshot();
     clock?.lap('snapshot');
     const limit = clampLimit(req.limit);
+    const spare = Math.max(0, Math.min(MAX_LIMIT, Math.floor(req.spare ?? 0)));
     const rules = req.ranking ? new RankingRules(req.ranking) : RankingRules.none;
     if (!rules.active) {
-      const result = typeahead(snap, this.corrector('suggestive'), req.query, limit, clock);
+      const result = typeahead(snap, this.corrector('suggestive'), req.query, limit, clock, spare);
       return clock === null ? result : { ...result, profile: clock.report() };
     }
     // typeahead honours hide rules only (products it lists); a few spare suggestions fill the gaps
-    const result = typeahead(snap, this.corrector('suggestive'), req.query, limit + HIDE_SPARE, clock);
-    const suggestions = result.suggestions.filter((s) => s.type !== 'product' || !rules.hidden(snap, s.id)).slice(0, limit);
+    const result = typeahead(snap, this.corrector('suggestive'), req.query, limit + HIDE_SPARE, clock, spare);
+    const suggestions = result.suggestions.filter((s) => s.type !== 'product' || !rules.hidden(snap, s.id)).slice(0, limit + spare);
     clock?.lap('rules');
     return { ...result, suggestions, ...(clock === null ? {} : { profile: clock.report() }) };
   }

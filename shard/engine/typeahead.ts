@@ -32,8 +32,12 @@ const completions = new CompletionHits();
 /** candidate indexes in rank order (see typeahead) */
 let order = new Int32Array(64);
 
-/** `clock` (profile=true) times the stages: analyze, tables, spelling, rank, fallback. */
-export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, query: string, limit: number, clock: StageClock | null = null): SuggestResult<TypeaheadSuggestion> {
+/**
+ * `clock` (profile=true) times the stages: analyze, tables, spelling, rank, fallback. `spare`:
+ * table suggestions wanted beyond `limit` (TypeaheadRequest.spare); the product fallback fills
+ * up to `limit` only.
+ */
+export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, query: string, limit: number, clock: StageClock | null = null, spare = 0): SuggestResult<TypeaheadSuggestion> {
   const q = analyzeQuery(query);
   clock?.lap('analyze');
   const words = q.words.map((w) => w.term);
@@ -41,7 +45,8 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   const lastIsPrefix = !q.lastWordComplete;
   // by suggestion id with a single segment and the last word still typed (see gather)
   const cands = candidates.reset(lastIsPrefix && snapshot.segments.length === 1);
-  gather(snapshot, words, lastIsPrefix, 1, limit, cands);
+  const wanted = limit + spare;
+  gather(snapshot, words, lastIsPrefix, 1, wanted, cands);
   clock?.lap('tables');
 
   // Spelling alternatives: when something is unknown or the tables ran short.
@@ -52,7 +57,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     for (const alt of corrector.candidates(words, lastIsPrefix, 4)) {
       if (!alt.changed) continue;
       const before = cands.count;
-      gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), limit, cands);
+      gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), wanted, cands);
       if (corrected === null && exactCount === 0 && cands.count > before) corrected = alt.words;
     }
     clock?.lap('spelling');
@@ -81,7 +86,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   // at most `limit` each: a list is cheaper to search than a set is to fill
   const titles: string[] = [];
   const forms: string[] = [];
-  for (let r = 0; r < ranked && out.length < limit; r++) {
+  for (let r = 0; r < ranked && out.length < wanted; r++) {
     const c = order[r] as number;
     // "Toilets" after "Toilet": one form of a phrase is enough
     const form = formOf(cands, c);
@@ -117,7 +122,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
   out.sort(byScoreThenTitle);
   clock?.lap('rank');
-  return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, limit) };
+  return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, wanted) };
 }
 
 /**

@@ -24,6 +24,13 @@ export interface TypeaheadRequest {
   query: string;
   /** 1 to 50, default 10 */
   limit?: number;
+  /**
+   * Phrase suggestions wanted beyond `limit` (0 to 50, default 0): an index in parts, whose
+   * router adds each phrase's scores up over its parts, asks each part for more phrases than it
+   * shows, so that one just outside a part's first `limit` is summed whole. The product fallback
+   * still fills only up to `limit`.
+   */
+  spare?: number;
   /** the index's synonyms and merchandising rules that apply to this query (typeahead: hides only) */
   ranking?: RankingPayload | null;
   /** report per-stage timings in the result's `profile` */

@@ -401,7 +401,7 @@ export class SearchHost implements QueryHandler {
     switch (ctx.kind) {
       case 'typeahead': {
         const req = typeaheadRequest(payload);
-        const rank = (result: TypeaheadResult) => (learned ? rankTypeahead(result, { model: behavior, query: req.query, userId, settings }, req.limit ?? 10) : result);
+        const rank = (result: TypeaheadResult) => (learned ? rankTypeahead(result, { model: behavior, query: req.query, userId, settings }, (req.limit ?? 10) + (req.spare ?? 0)) : result);
         if (this.opts.queryPool && this.opts.typeaheadOnThreads === true) return this.opts.queryPool.typeahead(keyOf(ctx.ref), engine, req).then(rank);
         return rank(engine.typeahead(req));
       }
@@ -754,7 +754,9 @@ function queryOf(payload: Record<string, unknown>): string {
 }
 
 function typeaheadRequest(payload: Record<string, unknown>): TypeaheadRequest {
-  return { query: queryOf(payload), limit: limitOf(payload), ranking: parseRankingPayload(payload.ranking), ...(payload.profile === true ? { profile: true } : {}) };
+  const spare = payload.spare ?? 0;
+  if (typeof spare !== 'number' || !Number.isInteger(spare) || spare < 0 || spare > 50) invalid(['query', 'spare'], 'spare must be an integer from 0 to 50', 'value_error.range');
+  return { query: queryOf(payload), limit: limitOf(payload), ...(spare > 0 ? { spare } : {}), ranking: parseRankingPayload(payload.ranking), ...(payload.profile === true ? { profile: true } : {}) };
 }
 
 function autocompleteRequest(payload: Record<string, unknown>): AutocompleteRequest {

@@ -145,6 +145,28 @@ describe('SuggestEngine', () => {
     }
   });
 
+  it('adds spare phrase suggestions beyond the limit, without filling more with products', () => {
+    const e = new SuggestEngine();
+    e.upsert(loadBestBuy().slice(0, 600));
+    e.refresh();
+    let widened = 0;
+    for (const query of ['sam', 'case', 'iphone c', 'otterbox def', 'zzzq', 'samsung galaxy s7 edge 32gb blk']) {
+      const shown = e.typeahead({ query, limit: 5 }).suggestions;
+      const more = e.typeahead({ query, limit: 5, spare: 5 }).suggestions;
+      // the answer as it was, then only what the tables add
+      expect(more.slice(0, shown.length), query).toEqual(shown);
+      expect(more.length).toBeLessThanOrEqual(10);
+      // nothing fills a short answer beyond what the products give it
+      if (shown.length < 5) expect(more, query).toEqual(shown);
+      // and the product fallback runs only when the answer itself is short
+      const fellBack = (spare: number) => 'fallback' in (e.typeahead({ query, limit: 5, spare, profile: true }).profile?.stages ?? {});
+      expect(fellBack(5), query).toBe(fellBack(0));
+      if (more.length > shown.length) widened++;
+    }
+    expect(widened).toBeGreaterThanOrEqual(2);
+    expect(e.typeahead({ query: 'sam', limit: 5, spare: 500 }).suggestions.length).toBeLessThanOrEqual(55);
+  });
+
   it('lets the caller run merges elsewhere and replays writes made meanwhile', () => {
     const docs = loadBestBuy().slice(0, 300);
     const e = new SuggestEngine({ autoMerge: false });
