@@ -27,6 +27,8 @@ export const TYPEAHEAD_TYPO_FACTOR = 0.3;
 /** Products found by full-text matching when the tables ran short. */
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
 
+// Scratch memory of the thread, reused by every keystroke: typeahead is synchronous and never
+// nested, and leaves nothing in it that the next query reads (each use starts with a reset).
 const candidates = new TypeaheadCandidates();
 const completions = new CompletionHits();
 /** candidate indexes in rank order (see typeahead) */
