@@ -369,8 +369,15 @@ interface QuerySeries {
 }
 
 /** The query streams' series on a registry, registered once (a registry may see several pools in tests). */
-const querySeries = perRegistry(
-  (registry): QuerySeries => ({
+const querySeries = perRegistry((registry): QuerySeries => {
+  const calls = new HotHistogram<'method' | 'outcome'>(
+    'suggest_shard_call_duration_seconds',
+    "Round trips of this process's gRPC calls to shard nodes, from the call to its answer, by method (query: on a QueryStream or unary) and outcome (ok, or the error's code).",
+    ['method', 'outcome'],
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registry,
+  );
+  return {
     opened: new Counter({ name: 'suggest_shard_query_streams_opened_total', help: 'QueryStream calls this router opened to shard nodes (one per node, again after one ends).', registers: [registry] }),
     ended: new Counter({
       name: 'suggest_shard_query_streams_ended_total',
@@ -379,21 +386,10 @@ const querySeries = perRegistry(
       registers: [registry],
     }),
     unary: new Counter({ name: 'suggest_shard_queries_unary_total', help: 'Queries sent to shard nodes as unary calls: to nodes without QueryStream (an older build), or all of them with SUGGEST_QUERY_STREAMS=0.', registers: [registry] }),
-    ...callSeries(
-      new HotHistogram(
-        'suggest_shard_call_duration_seconds',
-        "Round trips of this process's gRPC calls to shard nodes, from the call to its answer, by method (query: on a QueryStream or unary) and outcome (ok, or the error's code).",
-        ['method', 'outcome'],
-        [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-        registry,
-      ),
-    ),
-  }),
-);
-
-function callSeries(calls: HotHistogram<'method' | 'outcome'>): Pick<QuerySeries, 'calls' | 'queriesOk'> {
-  return { calls, queriesOk: calls.labels('query', 'ok') };
-}
+    calls,
+    queriesOk: calls.labels('query', 'ok'),
+  };
+});
 
 /** What a failed call counts under: its catalogue code (a bounded set). */
 function outcomeOf(err: unknown): string {
