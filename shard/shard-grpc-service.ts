@@ -28,7 +28,10 @@ const DEFAULT_HEARTBEAT_MS = 250;
 const MIN_HEARTBEAT_MS = 20;
 const MAX_HEARTBEAT_MS = 60_000;
 
-/** How long this node took over each call, on the process registry (what the callers' `suggest_shard_call_duration_seconds` adds to is the network and their queues). */
+/**
+ * How long this node took over each call, on the process registry. The callers' round trips
+ * (`suggest_shard_call_duration_seconds`) minus these are the network and the queues between.
+ */
 const handleSeries = perRegistry(
   (registry) =>
     new HotHistogram<'method' | 'outcome'>(
