@@ -47,7 +47,7 @@ export function shardGrpcService(api: ShardApi, logger: Logger = rootLog, option
   const log = logger.child({ component: 'shard-grpc-service' });
   const handled = handleSeries(processMetrics.registry);
   const record = (method: string, err: unknown, started: number): void => {
-    const outcome = err === null ? 'ok' : err instanceof SuggestError ? err.code : 'internal';
+    const outcome = err === null ? 'ok' : asSuggestError(err).code;
     handled.labels(method, outcome).observe((performance.now() - started) / 1000);
   };
 
