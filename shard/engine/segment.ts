@@ -252,7 +252,12 @@ export class Segment {
   /** Bytes by structure (the arena plus the mutable arrays). */
   /** Bytes of the segment's memory: its arena and the mutable arrays beside it. */
   get memoryBytes(): number {
-    return this.arena.layout.byteLength + this.tombstones.byteLength + this.deletedWeights.byteLength + this.counters.byteLength;
+    return this.arena.layout.byteLength + this.mutableBytes;
+  }
+
+  /** Bytes of the arrays beside the arena that deletes write (tombstones, deleted weights, counters). */
+  private get mutableBytes(): number {
+    return this.tombstones.byteLength + this.deletedWeights.byteLength + this.counters.byteLength;
   }
 
   bytes(): Record<string, number> {
@@ -265,7 +270,7 @@ export class Segment {
       columns: a.bytesOf('col.'),
       suggestions: a.bytesOf('sug.'),
       vectors: a.bytesOf('vec.'),
-      mutable: this.tombstones.byteLength + this.deletedWeights.byteLength + this.counters.byteLength,
+      mutable: this.mutableBytes,
     };
   }
 }
