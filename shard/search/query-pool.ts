@@ -30,7 +30,7 @@ import { DEFAULT_AUTOCOMPLETE_MODE, VECTOR_BACKENDS, type AutocompleteRequest, t
 import { DEFAULT_VECTOR_BACKEND } from '../engine/vector-index.js';
 import type { MemoBudgetStats } from '../engine/memo.js';
 import { round3 } from '../engine/stage-clock.js';
-import { clockMs, MEMO_STAT_FIELDS, QUERY_POOL_CHANNEL, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
+import { clockMs, QUERY_POOL_CHANNEL, THREAD_STATS, type ThreadStat, type ForgetMessage, type QueryAnswer, type QueryPart, type QuerySegment, type QueryTask, type QueryWorkerData } from './query-worker.js';
 
 export interface QueryPoolOptions {
   /** worker threads (default 2; the node's default: one per core beyond two) */
@@ -116,7 +116,7 @@ export class QueryPool {
   private refused = 0;
   /** queries answered on another thread than their own (theirs was busy) */
   private rebalanced = 0;
-  private readonly memoStats: SharedArrayBuffer;
+  private readonly threadStats: SharedArrayBuffer;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly opts: QueryPoolOptions) {
@@ -124,7 +124,7 @@ export class QueryPool {
     rmSync(opts.graphDir, { recursive: true, force: true });
     mkdirSync(opts.graphDir, { recursive: true });
     // slots for threads that replace dead ones too
-    this.memoStats = new SharedArrayBuffer(8 + threads * 4 * MEMO_STAT_FIELDS * 8);
+    this.threadStats = new SharedArrayBuffer(8 + threads * 4 * THREAD_STATS.length * 8);
     this.maxQueue = Math.max(1, opts.maxQueue ?? threads * 256);
     this.inFlight = new Array<number>(threads).fill(0);
     this.lanes = Array.from(
@@ -138,7 +138,7 @@ export class QueryPool {
           idleTimeout: Number.POSITIVE_INFINITY,
           // 'async': an idle thread's event loop still runs, so it hears forgotten parts on the channel
           atomics: 'async',
-          workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, memoStats: this.memoStats } satisfies QueryWorkerData,
+          workerData: { memoBudgetBytes: opts.memoBudgetBytes ?? null, threadStats: this.threadStats } satisfies QueryWorkerData,
         }),
     );
     this.sweeper = setInterval(() => this.sweep(), opts.sweepMs ?? 5_000);
@@ -167,17 +167,20 @@ export class QueryPool {
     };
   }
 
-  /** The memo statistics of every thread, summed (each thread publishes its own every 200 ms). */
-  memoStatistics(): MemoBudgetStats {
-    const slots = new Float64Array(this.memoStats, 8);
-    const sum = { bytes: 0, limitBytes: 0, memos: 0, evictions: 0 };
-    for (let at = 0; at + MEMO_STAT_FIELDS <= slots.length; at += MEMO_STAT_FIELDS) {
-      sum.bytes += slots[at] ?? 0;
-      sum.limitBytes += slots[at + 1] ?? 0;
-      sum.memos += slots[at + 2] ?? 0;
-      sum.evictions += slots[at + 3] ?? 0;
+  /** What every thread publishes (every 200 ms), summed over the threads. */
+  private threadSums(): Record<ThreadStat, number> {
+    const slots = new Float64Array(this.threadStats, 8);
+    const sum = Object.fromEntries(THREAD_STATS.map((f) => [f, 0])) as Record<ThreadStat, number>;
+    for (let at = 0; at + THREAD_STATS.length <= slots.length; at += THREAD_STATS.length) {
+      THREAD_STATS.forEach((f, i) => (sum[f] += slots[at + i] ?? 0));
     }
     return sum;
+  }
+
+  /** The memo statistics of every thread, summed. */
+  memoStatistics(): MemoBudgetStats {
+    const t = this.threadSums();
+    return { bytes: t.memoBytes, limitBytes: t.memoLimitBytes, memos: t.memos, evictions: t.memoEvictions };
   }
 
   /**
@@ -185,13 +188,8 @@ export class QueryPool {
    * own copy of an hnswlib graph, and maps a usearch one from the owner's file (shared pages).
    */
   graphStatistics(): Record<VectorBackend, number> {
-    const slots = new Float64Array(this.memoStats, 8);
-    const sum: Record<VectorBackend, number> = { hnswlib: 0, usearch: 0 };
-    for (let at = 0; at + MEMO_STAT_FIELDS <= slots.length; at += MEMO_STAT_FIELDS) {
-      sum.hnswlib += slots[at + 4] ?? 0;
-      sum.usearch += slots[at + 5] ?? 0;
-    }
-    return sum;
+    const t = this.threadSums();
+    return { hnswlib: t.hnswlibBytes, usearch: t.usearchBytes };
   }
 
   /** The answer of `engine` (the part `key`) to `req`, computed on a pool thread. */

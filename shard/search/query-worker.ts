@@ -125,32 +125,32 @@ function collectSoon(): void {
 export interface QueryWorkerData {
   /** this thread's share of the node's memo budget */
   memoBudgetBytes: number | null;
-  /** where threads publish their memo statistics: `MEMO_STAT_FIELDS` f64 per slot after a claim counter (i32, 8 bytes) */
-  memoStats: SharedArrayBuffer;
+  /** where threads publish their statistics: a slot of `THREAD_STATS` f64 each, after a claim counter (i32, 8 bytes) */
+  threadStats: SharedArrayBuffer;
 }
 
-/** memo bytes, memo limit, memos, memo evictions, then the thread's ANN graph bytes: hnswlib, usearch */
-export const MEMO_STAT_FIELDS = 6;
+/** What each thread publishes, in this order: its memo figures, then the ANN graph bytes it holds by library. */
+export const THREAD_STATS = ['memoBytes', 'memoLimitBytes', 'memos', 'memoEvictions', 'hnswlibBytes', 'usearchBytes'] as const;
+export type ThreadStat = (typeof THREAD_STATS)[number];
 
 const data = workerData as QueryWorkerData | undefined;
 if (typeof data?.memoBudgetBytes === 'number' && data.memoBudgetBytes > 0) memoBudget.setLimit(data.memoBudgetBytes);
-if (data?.memoStats instanceof SharedArrayBuffer) {
-  const buffer = data.memoStats;
+if (data?.threadStats instanceof SharedArrayBuffer) {
+  const buffer = data.threadStats;
   const slot = Atomics.add(new Int32Array(buffer, 0, 1), 0, 1);
   const stats = new Float64Array(buffer, 8);
-  if ((slot + 1) * MEMO_STAT_FIELDS <= stats.length) {
+  if ((slot + 1) * THREAD_STATS.length <= stats.length) {
     // a thread that dies (piscina starts another, which claims a new slot) leaves its last figures
     const publish = () => {
       const s = memoBudget.stats();
+      const now: Record<ThreadStat, number> = { memoBytes: s.bytes, memoLimitBytes: s.limitBytes, memos: s.memos, memoEvictions: s.evictions, hnswlibBytes: 0, usearchBytes: 0 };
       // hnswlib graphs are read into each thread's own memory; usearch ones are mapped from the owner's file
-      let hnswlib = 0;
-      let usearch = 0;
       for (const m of mirrors.values()) {
         const g = m.graphs.bytes();
-        hnswlib += g.hnswlib;
-        usearch += g.usearch;
+        now.hnswlibBytes += g.hnswlib;
+        now.usearchBytes += g.usearch;
       }
-      stats.set([s.bytes, s.limitBytes, s.memos, s.evictions, hnswlib, usearch], slot * MEMO_STAT_FIELDS);
+      stats.set(THREAD_STATS.map((f) => now[f]), slot * THREAD_STATS.length);
     };
     publish();
     setInterval(publish, 200).unref();
