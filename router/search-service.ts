@@ -252,22 +252,18 @@ export class SearchService {
 /** The index schema's `events` settings: they travel with the query (the shard has no schema). */
 const behaviorOf = (index: IndexRecord) => index.schema?.events as Record<string, unknown> | undefined;
 
-/**
- * Typeahead's phrase scores add up over parts (see `merge`), so with several parts each is asked
- * for half as many phrases again as the answer shows (`spare`; its product fallback still fills
- * only up to `limit`): a phrase just outside one part's first `limit` would otherwise be summed
- * over the other parts only (at half its support and less in the lower half of answers, measured
- * on Best Buy in 3 parts). Half: as many again cost `bypass_cache` typeahead through the local
- * cluster about 9 % of its throughput against 5 %, for two phrases of 45 summed closer
- * (BENCHMARKS.md, "Typeahead over an index in parts").
- */
-const spareOf = (p: SearchParams, parts: number) => (p.kind === 'typeahead' && parts > 1 ? Math.ceil(p.limit / 2) : 0);
-
 /** The query as the shards take it (msgpack-encoded over gRPC, as is in process). */
 const payloadOf = (p: SearchParams, ranking: RankingSelection, behavior: Record<string, unknown> | undefined, parts: number) => ({
   query: p.query,
   limit: p.limit,
-  ...(spareOf(p, parts) > 0 ? { spare: spareOf(p, parts) } : {}),
+  // Typeahead's phrase scores add up over parts (see `merge`), so with several parts each is asked
+  // for half as many phrases again as the answer shows (`spare`; its product fallback still fills
+  // only up to `limit`): a phrase just outside one part's first `limit` would otherwise be summed
+  // over the other parts only (at half its support and less in the lower half of answers, measured
+  // on Best Buy in 3 parts). Half: as many again cost `bypass_cache` typeahead through the local
+  // cluster about 9 % of its throughput against 5 %, for two phrases of 45 summed closer
+  // (BENCHMARKS.md, "Typeahead over an index in parts").
+  ...(p.kind === 'typeahead' && parts > 1 ? { spare: Math.ceil(p.limit / 2) } : {}),
   ...(p.mode ? { mode: p.mode } : {}),
   ...(p.filters !== undefined ? { filters: p.filters } : {}),
   ...(p.userId !== undefined ? { user_id: p.userId } : {}),
