@@ -38,6 +38,13 @@ function kindOf(a: TypedArray): ArrayKind {
 }
 
 /** SharedArrayBuffer when the platform allows it (always in Node), else a plain buffer. */
+/** `a`'s elements at the start of a new array of the same kind and `length` elements (scratch arrays that grow). */
+export function grown<T extends TypedArray>(a: T, length: number): T {
+  const b = new (a.constructor as new (n: number) => T)(length);
+  b.set(a);
+  return b;
+}
+
 export function allocateShared(byteLength: number): SharedArrayBuffer | ArrayBuffer {
   return typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(byteLength) : new ArrayBuffer(byteLength);
 }

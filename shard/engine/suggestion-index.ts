@@ -7,7 +7,7 @@
 // dropped.
 // All arrays are typed arrays in the segment's arena.
 import { PrefixTopLists } from './prefix-top-lists.js';
-import type { Arena, ArenaBuilder } from './arena.js';
+import { grown, type Arena, type ArenaBuilder } from './arena.js';
 import { ClearingMemo } from './memo.js';
 import { Utf8Pool, Utf8Reader } from './string-pool.js';
 import { PrefixIndex, compareKey, sortedOrder } from './prefix-index.js';
@@ -45,10 +45,9 @@ export class CompletionHits {
   push(sug: number, score: number, inner: boolean): void {
     const i = this.count;
     if (i === this.sug.length) {
-      const grow = <T extends Int32Array | Float64Array | Uint8Array>(a: T, b: T): T => (b.set(a), b);
-      this.sug = grow(this.sug, new Int32Array(i * 2));
-      this.score = grow(this.score, new Float64Array(i * 2));
-      this.inner = grow(this.inner, new Uint8Array(i * 2));
+      this.sug = grown(this.sug, i * 2);
+      this.score = grown(this.score, i * 2);
+      this.inner = grown(this.inner, i * 2);
     }
     this.sug[i] = sug;
     this.score[i] = score;

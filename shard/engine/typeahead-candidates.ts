@@ -1,5 +1,6 @@
 // The candidates of one typeahead query (typeahead.ts): one per suggestion key, gathered from
 // the tables of every segment, with the best match factor each was found with.
+import { grown } from './arena.js';
 import type { Segment } from './segment.js';
 
 /**
@@ -80,14 +81,8 @@ export class TypeaheadCandidates {
 
   private grow(): void {
     const n = this.sug.length * 2;
-    const sug = new Int32Array(n);
-    sug.set(this.sug);
-    this.sug = sug;
-    const factor = new Float64Array(n);
-    factor.set(this.factor);
-    this.factor = factor;
-    const score = new Float64Array(n);
-    score.set(this.score);
-    this.score = score;
+    this.sug = grown(this.sug, n);
+    this.factor = grown(this.factor, n);
+    this.score = grown(this.score, n);
   }
 }
