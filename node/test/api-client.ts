@@ -32,6 +32,18 @@ export class ApiClient {
   }
 }
 
+/**
+ * Creates a tenant (admin key) and returns a new private key of it: what most end-to-end tests
+ * start with. Throws, naming the step, when either call is refused.
+ */
+export async function tenantKey(api: ApiClient, adminKey: string, tenant: { tenant_id: string; name: string; plan: 'free' | 'pro' | 'enterprise' }): Promise<string> {
+  const created = await api.call('POST', '/v1/admin/tenants', { key: adminKey, body: tenant });
+  if (created.status !== 200) throw new Error(`creating tenant ${tenant.tenant_id}: ${created.status} ${JSON.stringify(created.body)}`);
+  const key = await api.call<{ key: string }>('POST', `/v1/admin/tenants/${tenant.tenant_id}/keys`, { key: adminKey, body: { kind: 'private', name: 'k' } });
+  if (key.status !== 200) throw new Error(`creating a key of tenant ${tenant.tenant_id}: ${key.status} ${JSON.stringify(key.body)}`);
+  return key.body.key;
+}
+
 /** Poll until `probe` returns true or the time runs out. */
 export async function waitFor(probe: () => Promise<boolean>, timeoutMs = 20_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,7 +7,7 @@
 // indexed, the same cached request finds the new documents.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, startSingleNode } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 interface Target {
@@ -57,8 +57,7 @@ describe.each([
     target = await start();
     api = new ApiClient(target.url);
     await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-    expect((await api.call('POST', '/v1/admin/tenants', { key: target.adminKey, body: { tenant_id: 'bulk', name: 'Bulk', plan: 'pro' } })).status).toBe(200);
-    key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/bulk/keys', { key: target.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    key = await tenantKey(api, target.adminKey, { tenant_id: 'bulk', name: 'Bulk', plan: 'pro' });
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'live', name: 'live', parts } })).status).toBe(200);
     expect((await api.call('POST', '/v1/indexes/live/documents', { key, body: { documents: bestBuyDocuments().slice(0, 100) } })).status).toBe(200);
     await waitFor(async () => (await indexing()) === 0, 30_000, 'first documents indexed');

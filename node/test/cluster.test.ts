@@ -10,7 +10,7 @@ import { registerRankingSuite } from './ranking-suite.js';
 import { registerSearchSuite } from './search-suite.js';
 import { registerVectorSuite } from './vector-suite.js';
 import { registerPredictSuite } from './predict-suite.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
 
 let cluster: LocalCluster;
 beforeAll(async () => {
@@ -32,8 +32,7 @@ describe('cluster crash behaviour', () => {
     const api = new ApiClient(cluster.routerUrls[0]!);
     const admin = cluster.adminKey;
     await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-    await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'crash', name: 'Crash', plan: 'enterprise' } });
-    const key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/crash/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+    const key = await tenantKey(api, admin, { tenant_id: 'crash', name: 'Crash', plan: 'enterprise' });
     // several indexes so the writes land on partitions owned by different shard nodes
     const indexes = Array.from({ length: 8 }, (_, i) => `idx-${i}`);
     for (const index_id of indexes) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
@@ -64,8 +63,7 @@ describe('cluster crash behaviour', () => {
   it("serves each shard node's metrics and health on its operations port", async () => {
     const api = new ApiClient(cluster.routerUrls[0]!);
     const admin = cluster.adminKey;
-    await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'metered', name: 'Metered', plan: 'pro' } });
-    const key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/metered/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+    const key = await tenantKey(api, admin, { tenant_id: 'metered', name: 'Metered', plan: 'pro' });
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'metered', name: 'Metered' } })).status).toBe(200);
     const documents = Array.from({ length: 120 }, (_, i) => ({ id: `m${i}`, title: `Metered lamp ${i}`, desc: '', manufacturer: 'Lumen', raw: {} }));
     expect((await api.call('POST', '/v1/indexes/metered/documents', { key, body: { documents } })).status).toBe(200);

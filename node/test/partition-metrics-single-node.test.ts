@@ -4,7 +4,7 @@
 // the test wrote through the HTTP interface.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
 import { uploadFile, waitForJob } from './job-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
@@ -27,8 +27,7 @@ describe('partition, engine and job metrics on a single node', () => {
     node = await startSingleNode();
     api = new ApiClient(node.baseUrl);
     await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-    expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'metered', name: 'Metered', plan: 'pro' } })).status).toBe(200);
-    key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/metered/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    key = await tenantKey(api, node.adminKey, { tenant_id: 'metered', name: 'Metered', plan: 'pro' });
     for (const index_id of ['a', 'b']) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
   }, 60_000);
 

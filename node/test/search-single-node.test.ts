@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { registerRankingSuite } from './ranking-suite.js';
-import { ApiClient } from './api-client.js';
+import { ApiClient, tenantKey } from './api-client.js';
 import { bestBuyDocuments, registerSearchSuite } from './search-suite.js';
 import { registerVectorSuite } from './vector-suite.js';
 
@@ -29,8 +29,7 @@ describe('typeahead over an index in parts', () => {
   // of itself beside products, each of which is whole in its part).
   it('ranks phrases with the support of every part, as one part holding every document does', async () => {
     const api = new ApiClient(node.baseUrl);
-    await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'parts', name: 'Parts', plan: 'pro' } });
-    const key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/parts/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    const key = await tenantKey(api, node.adminKey, { tenant_id: 'parts', name: 'Parts', plan: 'pro' });
     const docs = bestBuyDocuments();
     for (const [index_id, parts] of [['whole', 1], ['split', 3]] as const) {
       expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id, parts } })).status).toBe(200);
