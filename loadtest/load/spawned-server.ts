@@ -21,7 +21,10 @@ export function parseBaselineName(name: string): BaselineName {
   return name as BaselineName;
 }
 
-/** A baseline as run-load names it: `NAME`, or `bare-uws@MICROS` (see bare-uws-server.ts `--work-us`). */
+/**
+ * A baseline as run-load names it: `NAME`, `bare-uws@MICROS` (see bare-uws-server.ts `--work-us`)
+ * or `bare-uws@MICROSxTHREADS` (the same work on that many event loops sharing the port).
+ */
 export interface BaselineSpec {
   name: BaselineName;
   /** how the reports name it */
@@ -34,9 +37,10 @@ export function parseBaselineSpec(spec: string): BaselineSpec {
   const at = spec.indexOf('@');
   if (at < 0) return { name: parseBaselineName(spec), label: spec, args: [] };
   const name = parseBaselineName(spec.slice(0, at));
-  const micros = spec.slice(at + 1);
-  if (name !== 'bare-uws' || !/^\d+(\.\d+)?$/.test(micros)) throw new Error(`"${spec}": only bare-uws takes @MICROSECONDS of work per request (e.g. bare-uws@20)`);
-  return { name, label: spec, args: ['--work-us', micros] };
+  const m = /^(\d+(?:\.\d+)?)(?:x([1-9]\d?))?$/.exec(spec.slice(at + 1));
+  if (name !== 'bare-uws' || m === null) throw new Error(`"${spec}": only bare-uws takes @MICROSECONDS of work per request, optionally xTHREADS (e.g. bare-uws@20, bare-uws@20x2)`);
+  const threads = m[2] === undefined ? [] : ['--threads', m[2]];
+  return { name, label: spec, args: ['--work-us', m[1]!, ...threads] };
 }
 
 /** Compiled script of a baseline (baselines always run compiled, also under vitest). */

@@ -1,5 +1,6 @@
 // The baseline servers as real processes (compiled: `npx tsc -p tsconfig.json` first, as the
 // project's test command does), and one short autocannon round through the driver's code.
+import { get as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suggestContractProblems } from '../load/contract-check.js';
 import { runRound } from '../load/load-round.js';
@@ -38,6 +39,9 @@ describe('bare-uws with work per request (bare-uws@MICROS)', () => {
   it('names the work in its spec and refuses it elsewhere', () => {
     expect(parseBaselineSpec('bare-uws')).toEqual({ name: 'bare-uws', label: 'bare-uws', args: [] });
     expect(parseBaselineSpec('bare-uws@20')).toEqual({ name: 'bare-uws', label: 'bare-uws@20', args: ['--work-us', '20'] });
+    expect(parseBaselineSpec('bare-uws@45x2')).toEqual({ name: 'bare-uws', label: 'bare-uws@45x2', args: ['--work-us', '45', '--threads', '2'] });
+    expect(() => parseBaselineSpec('bare-uws@45x0')).toThrow(/only bare-uws takes/);
+    expect(() => parseBaselineSpec('bare-uws@45x')).toThrow(/only bare-uws takes/);
     expect(() => parseBaselineSpec('fastify-flexsearch@20')).toThrow(/only bare-uws takes/);
     expect(() => parseBaselineSpec('bare-uws@soon')).toThrow(/only bare-uws takes/);
     expect(() => parseBaselineSpec('nginx')).toThrow(/unknown baseline/);
@@ -57,6 +61,42 @@ describe('bare-uws with work per request (bare-uws@MICROS)', () => {
     } finally {
       await slow.stop();
     }
+  });
+});
+
+const statusOnNewConnection = (url: string) =>
+  new Promise<number>((resolve, reject) => {
+    httpGet(url, { agent: false }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    }).once('error', reject);
+  });
+
+describe('bare-uws on several event loops (bare-uws@MICROSxTHREADS)', () => {
+  it('answers from every thread at once', async () => {
+    // Each answer busy-waits 200 ms (of wall time) on its thread. Two event loops answer two connections
+    // together; one would take twice as long. The kernel spreads connections over the
+    // listening sockets by a hash of the client port, so several tries are made, each on two new
+    // connections, for a pair that lands on both threads.
+    const spec = parseBaselineSpec('bare-uws@200000x2');
+    const server = await spawnBaseline(spec.name, ['--index', 'products', ...spec.args]);
+    try {
+      expect(server.ready['threads']).toBe(2);
+      let fastest = Infinity;
+      for (let attempt = 0; attempt < 16 && fastest >= 350; attempt++) {
+        const t0 = performance.now();
+        const statuses = await Promise.all([0, 1].map(() => statusOnNewConnection(server.url + '/v1/typeahead?query=x&index=products')));
+        expect(statuses).toEqual([200, 200]);
+        fastest = Math.min(fastest, performance.now() - t0);
+      }
+      expect(fastest).toBeLessThan(350);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('refuses a thread count it cannot serve', async () => {
+    await expect(spawnBaseline('bare-uws', ['--threads', '0'])).rejects.toThrow(/--threads must be a whole number/);
   });
 });
 
