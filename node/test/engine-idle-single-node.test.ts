@@ -6,7 +6,7 @@
 // single-node process with one query thread, so the threads' views are let go too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 let node: SingleNode;
@@ -17,8 +17,7 @@ beforeAll(async () => {
   node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: '1', SUGGEST_QUERY_THREADS: '1' } });
   api = new ApiClient(node.baseUrl);
   await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'idle', name: 'Idle', plan: 'pro' } })).status).toBe(200);
-  key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/idle/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+  key = await tenantKey(api, node.adminKey, { tenant_id: 'idle', name: 'Idle', plan: 'pro' });
   for (const index_id of ['bb', 'hot', 'large', 'small']) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
   const docs = bestBuyDocuments();
   for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', '/v1/indexes/bb/documents', { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);

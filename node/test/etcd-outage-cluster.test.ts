@@ -10,14 +10,12 @@
 // with every document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, type LocalCluster, type ServiceProcess } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
 
 /** A cluster with a tenant and an index of 40 searchable documents; returns the tenant's private key. */
 async function provision(cluster: LocalCluster, api: ApiClient): Promise<string> {
   await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  const admin = cluster.adminKey;
-  expect((await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'outage', name: 'Outage', plan: 'enterprise' } })).status).toBe(200);
-  const key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/outage/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+  const key = await tenantKey(api, cluster.adminKey, { tenant_id: 'outage', name: 'Outage', plan: 'enterprise' });
   expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'tools', name: 'Tools' } })).status).toBe(200);
   const documents = Array.from({ length: 40 }, (_, i) => ({ id: `d${i}`, title: `Cordless drill ${i}`, desc: 'Drills and drivers', manufacturer: 'Bosch', raw: {} }));
   expect((await api.call('POST', '/v1/indexes/tools/documents', { key, body: { documents } })).status).toBe(200);

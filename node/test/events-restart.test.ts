@@ -2,7 +2,7 @@
 // replayed from RocksDB when the index's engine loads again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 type Body = { suggestions: { id: string; score: number; metadata?: { behavior?: { boost: number } } }[] };
@@ -19,8 +19,7 @@ describe('engagement events across a restart', () => {
   it('ranks the same after the process restarts', async () => {
     let api = new ApiClient(node.baseUrl);
     await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-    expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'restart', name: 'r', plan: 'pro' } })).status).toBe(200);
-    const key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/restart/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    const key = await tenantKey(api, node.adminKey, { tenant_id: 'restart', name: 'r', plan: 'pro' });
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'default', name: 'd' } })).status).toBe(200);
     expect((await api.call('POST', '/v1/indexes/default/documents', { key, body: { documents: bestBuyDocuments().slice(0, 800) } })).status).toBe(200);
     const path = '/v1/autocomplete?query=case&limit=10';

@@ -6,7 +6,7 @@
 // (SUGGEST_VECTOR_BACKEND), which its query threads follow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 interface VectorAnswer {
@@ -21,8 +21,7 @@ const api = () => new ApiClient(node.baseUrl);
 beforeAll(async () => {
   node = await startSingleNode({ env: { SUGGEST_QUERY_THREADS: '2', SUGGEST_VECTOR_BACKEND: 'usearch' } });
   await waitFor(async () => (await api().call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  expect((await api().call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'graphs', name: 'Graphs', plan: 'pro' } })).status).toBe(200);
-  key = (await api().call<{ key: string }>('POST', '/v1/admin/tenants/graphs/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+  key = await tenantKey(api(), node.adminKey, { tenant_id: 'graphs', name: 'Graphs', plan: 'pro' });
   expect((await api().call('POST', '/v1/indexes', { key, body: { index_id: 'bb', name: 'Best Buy' } })).status).toBe(200);
   const docs = bestBuyDocuments();
   for (let i = 0; i < docs.length; i += 1000) expect((await api().call('POST', '/v1/indexes/bb/documents', { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);

@@ -11,7 +11,7 @@ import { loadConfig } from '../runtime/config.js';
 import { partitionOf } from '../runtime/hash.js';
 import { setLogLevel } from '../runtime/log.js';
 import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
 import { bestBuyJsonl, bigBasketCsv, readStream, uploadFile, waitForJob, type JobView, type StartView } from './job-client.js';
 import { promoteUnderLoad } from './promote-load.js';
 
@@ -33,9 +33,7 @@ beforeAll(async () => {
   coordinator = await createCoordinator({ ...loadConfig({}), etcd: cluster.etcd.endpoints });
   [r1, r2] = cluster.routerUrls.map((u) => new ApiClient(u)) as [ApiClient, ApiClient];
   await waitFor(async () => (await r1.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  const admin = cluster.adminKey;
-  expect((await r1.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'shop', name: 'Shop', plan: 'enterprise' } })).status).toBe(200);
-  key = (await r1.call<{ key: string }>('POST', '/v1/admin/tenants/shop/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+  key = await tenantKey(r1, cluster.adminKey, { tenant_id: 'shop', name: 'Shop', plan: 'enterprise' });
   for (const index_id of ['bb', 'bestbuy', 'crash']) expect((await r1.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
 }, 180_000);
 afterAll(async () => {
@@ -79,9 +77,7 @@ describe('jobs on a local cluster', () => {
 
   it('promotes under load across both routers: no failed request, no mixed response', async () => {
     // a tenant of its own: its document-limit checks must not count (and index) the catalogs above
-    const admin = cluster.adminKey;
-    expect((await r1.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: 'promoter', name: 'P', plan: 'pro' } })).status).toBe(200);
-    const own = (await r1.call<{ key: string }>('POST', '/v1/admin/tenants/promoter/keys', { key: admin, body: { kind: 'private', name: 'k' } })).body.key;
+    const own = await tenantKey(r1, cluster.adminKey, { tenant_id: 'promoter', name: 'P', plan: 'pro' });
     const r = await promoteUnderLoad(cluster.routerUrls, own, 'live');
     expect(r.errors).toEqual([]);
     expect(r.mixed).toBe(0);

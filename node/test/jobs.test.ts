@@ -4,19 +4,13 @@
 // while a background job runs, restart, and the job resumes with no document lost or duplicated.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
 import { bestBuyJson, bestBuyJsonl, bigBasketCsv, homeDepotLatin1, readStream, uploadFile, waitForJob, type JobView, type StartView } from './job-client.js';
 import { promoteUnderLoad } from './promote-load.js';
 
 const MB = 1024 * 1024;
 type Err = { code: string; detail: string };
 type Doc = { id: string; title: string; desc: string; manufacturer: string; raw: Record<string, unknown> };
-
-async function tenant(api: ApiClient, admin: string, id: string, plan: string): Promise<string> {
-  expect((await api.call('POST', '/v1/admin/tenants', { key: admin, body: { tenant_id: id, name: id, plan } })).status).toBe(200);
-  const k = await api.call<{ key: string }>('POST', `/v1/admin/tenants/${id}/keys`, { key: admin, body: { kind: 'private', name: 'k' } });
-  return k.body.key;
-}
 
 describe('jobs on a single node', () => {
   let node: SingleNode;
@@ -26,7 +20,7 @@ describe('jobs on a single node', () => {
   beforeAll(async () => {
     node = await startSingleNode({ echo: process.env.SUGGEST_TEST_ECHO === '1', env: { SUGGEST_SSE_HEARTBEAT_MS: '300', SUGGEST_JOB_LEASE_TTL_SECONDS: '2' } });
     api = new ApiClient(node.baseUrl);
-    key = await tenant(api, node.adminKey, 'catalog', 'enterprise');
+    key = await tenantKey(api, node.adminKey, { tenant_id: 'catalog', name: 'catalog', plan: 'enterprise' });
     for (const index_id of ['bigbasket', 'bestbuy', 'hostile', 'limits']) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
   }, 60_000);
   afterAll(async () => {
@@ -146,7 +140,7 @@ describe('jobs on a single node', () => {
 
   describe('limits', () => {
     it('refuses a direct upload over the tenant limit, and over 50 MB points to the presigned route', async () => {
-      const small = await tenant(api, node.adminKey, 'small', 'pro');
+      const small = await tenantKey(api, node.adminKey, { tenant_id: 'small', name: 'small', plan: 'pro' });
       expect((await api.call('PATCH', '/v1/admin/tenants/small', { key: node.adminKey, body: { upload_limit_bytes: 1 * MB } })).status).toBe(200);
       await api.call('POST', '/v1/indexes', { key: small, body: { index_id: 'x', name: 'x' } });
       const limit = await api.call<{ limit_bytes: number; source: string }>('GET', '/v1/indexes/file-size-limit', { key: small });
@@ -234,7 +228,7 @@ describe('jobs on a single node', () => {
     const file = await api.call<{ total: number }>('GET', exp.body.download_url!, { key });
     expect(file.status).toBe(200);
     expect(file.body.total).toBeGreaterThan(10);
-    const other = await tenant(api, node.adminKey, 'stranger', 'pro');
+    const other = await tenantKey(api, node.adminKey, { tenant_id: 'stranger', name: 'stranger', plan: 'pro' });
     expect((await api.call<Err>('GET', exp.body.download_url!, { key: other })).status).toBe(404);
     expect((await api.call<Err>('GET', '/v1/exports/..%2F..%2Fmeta', { key })).status).toBeGreaterThanOrEqual(404);
     expect((await api.call<JobView[]>('GET', '/v1/export-jobs', { key })).body.map((j) => j.job_id)).toContain(exp.body.job_id);
@@ -253,7 +247,7 @@ describe('jobs on a single node', () => {
 
   it('promotes a staging index under load: no failed request, no mixed response', async () => {
     // a tenant of its own: its document-limit checks must not count (and index) the big catalogs above
-    const own = await tenant(api, node.adminKey, 'promoter', 'pro');
+    const own = await tenantKey(api, node.adminKey, { tenant_id: 'promoter', name: 'promoter', plan: 'pro' });
     const r = await promoteUnderLoad([node.baseUrl], own, 'live');
     expect(r.errors).toEqual([]);
     expect(r.mixed).toBe(0);
@@ -273,7 +267,7 @@ describe('a background job survives SIGKILL of its node', () => {
     // small, slowed batches so the kill lands mid-job
     node = await startSingleNode({ env: { SUGGEST_JOB_BATCH_SIZE: '200', SUGGEST_JOB_BATCH_DELAY_MS: '15', SUGGEST_JOB_LEASE_TTL_SECONDS: '2' } });
     api = new ApiClient(node.baseUrl);
-    key = await tenant(api, node.adminKey, 'crash', 'pro');
+    key = await tenantKey(api, node.adminKey, { tenant_id: 'crash', name: 'crash', plan: 'pro' });
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'bb', name: 'bb' } })).status).toBe(200);
   }, 60_000);
   afterAll(async () => {

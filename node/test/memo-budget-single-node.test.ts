@@ -3,7 +3,7 @@
 // recently written first), /metrics shows it, and answers do not change when memos are cleared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 const BUDGET = 1024 * 1024;
@@ -25,8 +25,7 @@ describe.each([
     node = await startSingleNode({ env: { SUGGEST_MEMO_BUDGET_MB: '1', SUGGEST_QUERY_THREADS: String(threads) } });
     api = new ApiClient(node.baseUrl);
     await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-    expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'memo', name: 'Memo', plan: 'pro' } })).status).toBe(200);
-    key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/memo/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    key = await tenantKey(api, node.adminKey, { tenant_id: 'memo', name: 'Memo', plan: 'pro' });
     for (const index_id of ['a', 'b']) {
       expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
       const docs = bestBuyDocuments();

@@ -7,7 +7,7 @@
 //    no acknowledged write is lost, and the partitions are re-replicated on the survivors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
 import { partitionOf } from '../runtime/hash.js';
 import { WriteLoad, missingDocuments, percentile } from '../../loadtest/placement/write-load.js';
 
@@ -65,8 +65,7 @@ beforeAll(async () => {
   });
   api = new ApiClient(cluster.routerUrls[0]!);
   await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  await api.call('POST', '/v1/admin/tenants', { key: cluster.adminKey, body: { tenant_id: 'grow', name: 'Grow', plan: 'enterprise' } });
-  key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/grow/keys', { key: cluster.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+  key = await tenantKey(api, cluster.adminKey, { tenant_id: 'grow', name: 'Grow', plan: 'enterprise' });
   for (const index_id of indexes) expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
 }, 120_000);
 

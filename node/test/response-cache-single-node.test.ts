@@ -4,7 +4,7 @@
 // through it (second chance), and a cached answer is the answer the engine gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 const SEARCH_CACHE_BYTES = 0.75 * 1024 * 1024;
@@ -21,8 +21,7 @@ describe('response cache bound (single node)', () => {
     node = await startSingleNode({ env: { SUGGEST_RESPONSE_CACHE_MB: '1' } });
     api = new ApiClient(node.baseUrl);
     await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-    expect((await api.call('POST', '/v1/admin/tenants', { key: node.adminKey, body: { tenant_id: 'rc', name: 'Cache', plan: 'pro' } })).status).toBe(200);
-    key = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/rc/keys', { key: node.adminKey, body: { kind: 'private', name: 'k' } })).body.key;
+    key = await tenantKey(api, node.adminKey, { tenant_id: 'rc', name: 'Cache', plan: 'pro' });
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'bb', name: 'bb' } })).status).toBe(200);
     const docs = bestBuyDocuments();
     for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', '/v1/indexes/bb/documents', { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
