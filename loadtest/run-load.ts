@@ -9,7 +9,7 @@
 //        [--parts N]   (index parts; --spawn-cluster defaults to 3)
 //        [--index products] [--baseline bare-uws,fastify-flexsearch] [--out loadtest/results/x.json]
 //        (a baseline bare-uws@MICROS spends MICROS µs of JavaScript per request before answering:
-//         the ceiling for a handler of that cost)
+//         the ceiling for a handler of that cost; bare-uws@MICROSxN does so on N event loops)
 //        [--duration S] [--warmup S] [--rounds N] [--connections N] [--rate REQ_PER_S]
 //        [--provision --admin-key KEY] [--catalog bestbuy,homedepot] [--allow-errors] [--echo]
 //        [--pid PID]   (with --target URL: the server's process, for its CPU figures)

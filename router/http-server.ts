@@ -19,7 +19,7 @@ import { SuggestError, suggestError } from '../node/runtime/errors.js';
 import type { Logger } from '../node/runtime/log.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import { CompiledRoute } from './compiled-route.js';
-import { RequestBodyStream } from './request-body-stream.js';
+import { DRAIN_LIMIT, RequestBodyStream } from './request-body-stream.js';
 import { Reply, StreamReply, type ResponseSink, type Route } from './route.js';
 import { RouteTable } from './route-table.js';
 
@@ -55,8 +55,6 @@ const JSON_TYPE = 'application/json';
 const STATUS_200 = statusLine(200);
 const CORS_ALLOW_HEADERS = 'x-api-key, x-tenant-id, content-type, x-bypass-cache, x-http-method-override, last-event-id';
 const EMPTY_BODY: Promise<BodyResult> = Promise.resolve(Buffer.alloc(0));
-/** Most bytes of a too-large body read and dropped before the connection is closed instead. */
-const DRAIN_LIMIT = 64 * 1024 * 1024;
 /** uWS's ListenOptions: LIBUS_LISTEN_DEFAULT sets SO_REUSEPORT, LIBUS_LISTEN_EXCLUSIVE_PORT does not. */
 const LIBUS_LISTEN_DEFAULT = 0;
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
@@ -293,7 +291,11 @@ export class HttpServer {
       const m = this.table.match(method, path);
       if (m.kind !== 'found') {
         x = new Exchange(this, res, method, path, null, start);
-        x.bodyComplete = !hasBody(req);
+        if (hasBody(req)) {
+          // answered once the body is over: the exchange must hear the client leave meanwhile
+          res.onAborted(x.onAborted);
+          dropBody(x, res);
+        }
         this.unmatched(x, m.kind === 'method' ? m.allowed : null);
         return;
       }
@@ -324,7 +326,9 @@ export class HttpServer {
       x = new Exchange(this, res, method, path, route, start);
       res.onAborted(x.onAborted);
       let body: Promise<BodyResult> | null = null;
-      if (route.bodyMode !== 'none') {
+      if (route.bodyMode === 'none') {
+        if (hasBody(req)) dropBody(x, res);
+      } else {
         const declared = req.getHeader('content-length');
         const length = declared === '' ? -1 : Number(declared);
         const present = length > 0 || (length < 0 && req.getHeader('transfer-encoding') !== '');
@@ -421,6 +425,18 @@ export class HttpServer {
       }
     });
   }
+}
+
+/**
+ * A body the request carries but its route does not read (a GET or DELETE with one, or no route
+ * at all): dropped as it arrives, and the answer waits for its end (Exchange.send), because uWS
+ * closes a connection whose response ends before its request body did, and a client still
+ * sending then loses the answer.
+ */
+function dropBody(x: Exchange, res: HttpResponse): void {
+  const stream = new RequestBodyStream(res);
+  stream.drain(() => undefined);
+  x.bodyStream = stream;
 }
 
 function hasBody(req: HttpRequest): boolean {

@@ -1,5 +1,6 @@
 // The HTTP layer over a real socket: catalogue bodies for 404/405/413/415/422, hostile bodies and
 // URLs, the QUERY method, CORS preflight, and a client vanishing mid-body.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, startRouter, type TestRouter } from './harness.js';
 
@@ -202,6 +203,26 @@ describe('http server', () => {
     expect(next.status).toBe(200);
   });
 
+  it('answers a request whose route reads no body only once the body it sent is over, on a connection that stays usable', async () => {
+    // A GET or DELETE with a body, or one to no route at all: uWS closes a connection whose
+    // response ends before the request body does, and a client still sending loses the answer.
+    const body = 'x'.repeat(3_000_000);
+    const sized = (method: string, path: string) => `${method} ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${t.priv}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;
+    const chunkedHead = (method: string, path: string) => `${method} ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${t.priv}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
+    const thirds = [body.slice(0, 1_000_000), body.slice(1_000_000, 2_000_000), body.slice(2_000_000)];
+    const chunk = (part: string) => `${part.length.toString(16)}\r\n${part}\r\n`;
+    const cases = [
+      { head: sized('GET', '/v1/indexes'), parts: thirds, status: 200 },
+      { head: chunkedHead('DELETE', '/v1/indexes/products/documents/nope'), parts: [...thirds.map(chunk), '0\r\n\r\n'], status: 404 },
+      { head: sized('POST', '/v1/nope'), parts: thirds, status: 404 },
+    ];
+    for (const c of cases) {
+      const text = await slowBodyThenHealth(r.port, c.head, c.parts);
+      const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+      expect(statuses, `${c.head.split("\r\n")[0]}: ${text.slice(0, 300)}`).toEqual([c.status, 200]);
+    }
+  });
+
   it('serves health, readiness and metrics by route template', async () => {
     expect((await r.call<{ status: string }>('GET', '/healthz')).body.status).toBe('ok');
     const ready = await r.call<{ status: string; partitions: number }>('GET', '/readyz');
@@ -215,3 +236,32 @@ describe('http server', () => {
     expect(m.body).not.toMatch(/route="\/v1\/indexes\/products/);
   });
 });
+
+/**
+ * Sends a request's head, then its body in `parts` a little apart, then GET /healthz on the same
+ * connection; answers everything the server wrote before it went quiet.
+ */
+function slowBodyThenHealth(port: number, head: string, parts: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (c) => {
+      text += c.toString('utf8');
+    });
+    socket.on('error', () => undefined);
+    const pause = () => new Promise((res) => setTimeout(res, 40));
+    socket.on('connect', () => {
+      void (async () => {
+        socket.write(head);
+        for (const part of parts) {
+          await pause();
+          socket.write(part);
+        }
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+        await new Promise((res) => setTimeout(res, 300));
+        socket.destroy();
+        resolve(text);
+      })();
+    });
+  });
+}
