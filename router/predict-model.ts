@@ -4,7 +4,8 @@
 // so that a confidence c means "right about c of the time" on that evaluation data; the primary
 // prediction goes through an isotonic map fitted on primaries (`primaryConfidence`). Signals the
 // calibration data cannot carry (intent rules, click behaviour, merchandising) add fixed
-// log-odds, documented in README and the OpenAPI description, and are marked as such.
+// log-odds, documented in DESIGN.md ("Predict") and, through REASON_CODES, in the OpenAPI
+// description, and are marked as such.
 import type { PredictCandidate } from '../node/runtime/predict-types.js';
 import { analyzeQuery } from '../node/runtime/text/analyze-query.js';
 import { singular } from '../node/runtime/text/tokenize.js';

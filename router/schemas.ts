@@ -4,6 +4,7 @@
 import { PREDICTION_TYPES } from '../node/runtime/predict-types.js';
 import { FormatRegistry, Type, type TSchema } from '@sinclair/typebox';
 import { ID_PATTERN } from '../node/runtime/ids.js';
+import { REASON_CODES } from './predict-model.js';
 import { DEFAULT_BOOST, DEFAULT_BURY, MERCH_LIMITS, RULE_ACTIONS, SYNONYM_LIMITS } from './ranking-config.js';
 
 /** Schemas published as named OpenAPI components, by identity. */
@@ -680,8 +681,9 @@ const PredictAction = Type.Object(
 const Confidence = Type.Number({ minimum: 0, maximum: 1 });
 const Entity = Type.Object({ id: Type.String(), object: Type.String({ description: 'product, document, brand, category, query, attribute or intent_rule' }) });
 const ReasonCodes = Type.Array(Type.String(), {
-  description:
-    'spell_corrected, intent_match, exact_match, prefix_match, word_match, partial_match, popular_suggestion, top_document, behavioral_boost, synonym, merchandised, personalized, action_mapping (see README).',
+  description: `Why the prediction was made, each code once: ${Object.entries(REASON_CODES)
+    .map(([code, meaning]) => `${code}: ${meaning}`)
+    .join(' ')}`,
 });
 export const PredictResponse = named(
   'PredictResponse',
