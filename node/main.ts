@@ -134,7 +134,7 @@ async function main(): Promise<void> {
       typeaheadOnThreads: process.env.SUGGEST_TYPEAHEAD_THREADS === '1',
       graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0',
       engineIdleMs: config.engineIdleSeconds * 1000,
-      ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { refresh: { freshWaitMs } } : {}),
+      refresh: { intervalMs: config.refreshIntervalMs, ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { freshWaitMs } : {}) },
     });
     registerIndexingMetrics(search);
     registerPartitionMetrics(shardNode, search);

@@ -45,6 +45,11 @@ export interface Config {
   cloudRequiredOverBytes: number;
   /** documents at or below this run inline; above, as a background job */
   backgroundJobThreshold: number;
+  /**
+   * how often a shard node publishes buffered writes to its search engines (a query also indexes
+   * the writes before it first, so this bounds how stale a cached answer's engine can lag, and how
+   * often fresh segments are built)
+   */
   refreshIntervalMs: number;
   /** a queued job untouched this long, or a processing one without progress, counts as stuck */
   jobStuckAfterMs: number;
@@ -173,7 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presignedOverBytes: 20 * MB,
     cloudRequiredOverBytes: 50 * MB,
     backgroundJobThreshold: 1_000,
-    refreshIntervalMs: 50,
+    refreshIntervalMs: 20,
     jobStuckAfterMs: 60_000,
     jobLeaseTtlSeconds: 5,
     jobMaxAttempts: 3,
@@ -222,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     memoBudgetMb: num(env, 'SUGGEST_MEMO_BUDGET_MB', base.memoBudgetMb),
     responseCacheMb: num(env, 'SUGGEST_RESPONSE_CACHE_MB', base.responseCacheMb),
     engineIdleSeconds: num(env, 'SUGGEST_ENGINE_IDLE_SECONDS', base.engineIdleSeconds),
+    refreshIntervalMs: num(env, 'SUGGEST_REFRESH_INTERVAL_MS', base.refreshIntervalMs),
     queryStreams: flag(env, 'SUGGEST_QUERY_STREAMS', base.queryStreams),
     grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
     metricsPort: env.SUGGEST_METRICS_PORT === undefined || env.SUGGEST_METRICS_PORT === '' ? base.metricsPort : port(env, 'SUGGEST_METRICS_PORT'),
@@ -256,5 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const v = config[field];
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number, 0 or more, got '${String(v)}'`);
   }
+  const refresh = config.refreshIntervalMs;
+  if (!Number.isInteger(refresh) || refresh < 1 || refresh > 1000) throw new Error(`SUGGEST_REFRESH_INTERVAL_MS must be a whole number of milliseconds from 1 to 1000, got '${String(refresh)}'`);
   return config;
 }

@@ -44,6 +44,18 @@ describe('response cache and engine idle settings', () => {
   });
 });
 
+describe('refresh interval', () => {
+  it('defaults to 20 ms, takes whole milliseconds from 1 to 1000 and stops the start on anything else', () => {
+    expect(loadConfig({}).refreshIntervalMs).toBe(20);
+    expect(loadConfig({ SUGGEST_REFRESH_INTERVAL_MS: '50' }).refreshIntervalMs).toBe(50);
+    expect(loadConfig({ SUGGEST_REFRESH_INTERVAL_MS: '1' }).refreshIntervalMs).toBe(1);
+    for (const bad of ['0', '1001', '2.5', '-5']) {
+      expect(() => loadConfig({ SUGGEST_REFRESH_INTERVAL_MS: bad })).toThrow(new RegExp(`SUGGEST_REFRESH_INTERVAL_MS must be a whole number of milliseconds from 1 to 1000, got '${bad}'`));
+    }
+    expect(() => loadConfig({ SUGGEST_REFRESH_INTERVAL_MS: 'often' })).toThrow(/SUGGEST_REFRESH_INTERVAL_MS: expected a number, got 'often'/);
+  });
+});
+
 describe('query streams', () => {
   it('are on unless SUGGEST_QUERY_STREAMS is 0 or false, and anything but 1/0/true/false stops the start', () => {
     expect(loadConfig({}).queryStreams).toBe(true);
