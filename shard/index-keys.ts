@@ -142,15 +142,48 @@ export class IndexKeys {
 
   /** Reads the identity back from a meta key (used when rebuilding counters on open). */
   static fromMetaKey(key: Buffer): IndexKeys {
-    if (key[0] !== META_TAG) throw new Error('not an index meta key');
-    let o = 1;
-    const tl = key[o++]!;
-    const tenantId = key.toString('utf8', o, o + tl);
-    o += tl;
-    const pl = key[o++]!;
-    const physicalIndexId = key.toString('utf8', o, o + pl);
-    o += pl;
-    if (o + 4 !== key.length) throw new Error('malformed index meta key');
-    return new IndexKeys(tenantId, physicalIndexId, key.readUInt32BE(o));
+    const k = readKey(key);
+    if (k === null || k.kind !== 'meta') throw new Error('not an index meta key');
+    return new IndexKeys(k.tenantId, k.physicalIndexId, k.part);
   }
+}
+
+/** What a key of the layout above names; the format key is `format`. */
+export type StoredKey =
+  | { kind: 'format' }
+  | { kind: 'doc' | 'meta' | 'event'; tenantId: string; physicalIndexId: string; part: number; docId: string; seq: number };
+
+/**
+ * Reads a key of the layout above back (a replica learns from the keys it is sent what changed);
+ * null for bytes that are not one. `docId` is set for documents, `seq` for events ('' and -1
+ * otherwise).
+ */
+export function readKey(key: Buffer): StoredKey | null {
+  if (key.equals(FORMAT_KEY)) return { kind: 'format' };
+  const tag = key[0];
+  const kind = tag === DOC_TAG ? 'doc' : tag === META_TAG ? 'meta' : tag === EVENT_TAG ? 'event' : null;
+  if (kind === null || key.length < 2) return null;
+  let o = 1;
+  const tl = key[o++]!;
+  if (tl === 0 || o + tl + 1 > key.length) return null;
+  const tenantId = key.toString('utf8', o, o + tl);
+  o += tl;
+  const pl = key[o++]!;
+  if (pl === 0 || o + pl + 4 > key.length) return null;
+  const physicalIndexId = key.toString('utf8', o, o + pl);
+  o += pl;
+  const part = key.readUInt32BE(o);
+  o += 4;
+  const rest = key.length - o;
+  if (kind === 'meta' && rest !== 0) return null;
+  if (kind === 'event' && rest !== 8) return null;
+  if (kind === 'doc' && rest === 0) return null;
+  return {
+    kind,
+    tenantId,
+    physicalIndexId,
+    part,
+    docId: kind === 'doc' ? key.toString('utf8', o) : '',
+    seq: kind === 'event' ? Number(key.readBigUInt64BE(o)) : -1,
+  };
 }

@@ -57,8 +57,8 @@ export interface HandoffHost {
   adoptPlacement(table: PlacementTable): void;
   /** the search engine drops what it built from this partition */
   forgetEngine(partition: number): void;
-  /** writes from the primary were applied to this replica's store (see QueryHandler.replicaWritten) */
-  replicaWritten(partition: number): void;
+  /** writes from the primary were applied to this replica's store (see ShardNode.replicaWritten) */
+  replicaWritten(partition: number, ops: readonly BatchOp[]): void;
   /** partitions with data on this node's disk, open or not */
   storedPartitions(): number[];
 }
@@ -154,10 +154,10 @@ export class PartitionHandoff {
       const list = table.nodes[p] ?? [];
       const before = previous?.nodes[p] ?? [];
       const target = (table.moves ?? []).some((m) => m.partition === p && m.to === self);
-      // A primary that stops being one leaves an engine that later writes will not reach. So does
-      // a node that starts as anything but the primary: replicated writes reach its store, not its
-      // engine, and an engine snapshot it kept from before the start would be read as current
-      // once it is primary again.
+      // A primary that stops being one drops its engines: a follower's are built by the reads sent
+      // to it and follow the replicated writes from then on, with no question of what a hand-over
+      // let through. So does a node that starts as anything but the primary: an engine snapshot it
+      // kept from before the start would be read as current.
       if (list[0] !== self && (previous === undefined || before[0] === self)) this.host.forgetEngine(p);
       // a copy that became a replica no longer needs its filter
       const inb = this.inbound.get(p);
@@ -437,7 +437,7 @@ export class PartitionHandoff {
     } else {
       await (await this.host.store(p)).applyRaw(ops);
     }
-    this.host.replicaWritten(p);
+    this.host.replicaWritten(p, ops);
     return {};
   }
 

@@ -5,6 +5,7 @@
 import type * as pb from '../proto/gen/shard.js';
 import { fail } from '../node/runtime/errors.js';
 import type { PartitionStore } from './partition-store.js';
+import type { ChangeEvent } from './shard-node.js';
 
 export type QueryKind = 'typeahead' | 'autocomplete' | 'predict';
 
@@ -31,9 +32,15 @@ export interface QueryHandler {
   forgetPartition?(partition: number): void;
   /**
    * A replica of the partition applied writes from its primary: they reach the store, not the
-   * change feed, so anything built from the partition here is behind them.
+   * change feed, so anything built from the partition here is behind them. Called when they
+   * cannot be read as changes (see `replicaChanged`).
    */
   replicaWritten?(partition: number): void;
+  /**
+   * One change of writes a replica applied from its primary, in their order, as the primary's own
+   * writes report them (ShardNode.onChange): an engine a read built on a follower follows them.
+   */
+  replicaChanged?(event: ChangeEvent): void;
   /** Called once when the node closes, before its partitions close. */
   close?(): Promise<void> | void;
 }

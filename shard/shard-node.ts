@@ -24,6 +24,8 @@ import { IndexMailbox } from './index-mailbox.js';
 import { PartitionHandoff, type HandoffHost, type PartitionHandoffOptions } from './partition-handoff.js';
 import { PartitionStore, type PartitionStoreOptions } from './partition-store.js';
 import { QUERY_KINDS, notImplementedQueryHandler, type QueryHandler, type QueryKind } from './query-handler.js';
+import { replicatedChanges } from './replicated-changes.js';
+import type { BatchOp } from './rocks-db.js';
 
 export interface ShardNodeOptions {
   nodeId: NodeId;
@@ -151,9 +153,25 @@ export class ShardNode implements ShardApi, HandoffHost {
     this.queryHandler.forgetPartition?.(partition);
   }
 
-  /** HandoffHost: a follower's store took writes its engine (if a read built one) did not see. */
-  replicaWritten(partition: number): void {
-    this.queryHandler.replicaWritten?.(partition);
+  /**
+   * HandoffHost: a follower's store took writes from the primary. The engines reads built here
+   * take them as the primary's take its own writes, before the primary hears back, so a read sent
+   * to this replica after the write was acknowledged sees it. Writes that cannot be read as
+   * changes drop what was built from the partition instead (the next read builds it again).
+   */
+  replicaWritten(partition: number, ops: readonly BatchOp[]): void {
+    const handler = this.queryHandler;
+    const changes = handler.replicaChanged ? replicatedChanges(partition, this.table?.epoch ?? 0, ops) : null;
+    if (changes === null) {
+      handler.replicaWritten?.(partition);
+      return;
+    }
+    try {
+      for (const change of changes) handler.replicaChanged!(change);
+    } catch (err) {
+      this.log.error('a replicated change could not reach the engines; they are dropped', { err, partition });
+      handler.replicaWritten?.(partition);
+    }
   }
 
   /** HandoffHost: closes a partition and deletes its data (it moved away, or a copy replaces it). */

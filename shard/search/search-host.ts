@@ -459,6 +459,11 @@ export class SearchHost implements QueryHandler {
    * now and once this node leads the partition, so it goes. A scan of the loaded parts per
    * replicated batch (a few microseconds per thousand).
    */
+  /** A follower's replicated write, applied like the primary's own (QueryHandler.replicaChanged). */
+  replicaChanged(event: ChangeEvent): void {
+    this.onChange(event);
+  }
+
   replicaWritten(partition: number): void {
     if (this.entries.size === 0) return;
     for (const entry of this.entries.values()) {

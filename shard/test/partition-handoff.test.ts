@@ -21,6 +21,8 @@ import { GrpcHandoffPeers, partitionHandoffGrpcService } from '../partition-hand
 import { shardGrpcService } from '../shard-grpc-service.js';
 import { ShardNode } from '../shard-node.js';
 import { doc, quietLogger, refOf, rejection, titleOf } from './helpers.js';
+import { SearchHost } from '../search/search-host.js';
+import { encodeEvents, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 
 const P = 4;
 const A = NodeId('node-a');
@@ -199,6 +201,54 @@ describe('partition hand-off between shard nodes', () => {
     expect(a.node.handoff!.totals.followersEvicted).toBe(1);
   });
 
+  it("serves reads on a follower from an engine that follows the primary's writes as they are replicated", async () => {
+    const a = await start(A);
+    const b = await start(B);
+    const hosts = [a, b].map((r) => {
+      const host = new SearchHost({ dataDir: r.dir, log: quietLogger, pool: null, engineIdleMs: 0 });
+      r.node.setQueryHandler(host);
+      r.node.onChange(host.onChange);
+      return host;
+    });
+    const followerHost = hosts[1]!;
+    await put(placed([A, B]));
+    await until('tables', () => a.node.placement?.epoch === 1 && b.node.placement?.epoch === 1);
+    const titles = async (node: ShardNode, query: string) =>
+      ((await node.queryValue({ ref, kind: 'typeahead', payload: { query, limit: 10 } })) as { suggestions: { title: string }[] }).suggestions.map((s) => s.title);
+    const loaded = () => (followerHost.indexStats({ store: undefined as never, ref }) as { loaded: boolean }).loaded;
+
+    await a.node.upsert({ ref, documents: [doc('1', 'Wombat Kettle'), doc('2', 'Wombat Toaster')], maxDocuments: 0 });
+    // the follower's first read builds its engine from its store
+    expect(await titles(b.node, 'wombat')).toEqual(expect.arrayContaining(['Wombat Kettle', 'Wombat Toaster']));
+    expect(loaded()).toBe(true);
+    // then every acknowledged write is in its answers at once, and the engine stays loaded
+    for (let i = 0; i < 5; i++) {
+      await a.node.upsert({ ref, documents: [doc(`n${i}`, `Numbat Lamp ${i}`)], maxDocuments: 0 });
+      expect(loaded()).toBe(true);
+      expect(await titles(b.node, `numbat lamp ${i}`)).toContain(`Numbat Lamp ${i}`);
+    }
+    await a.node.deleteDocument({ ref, docId: '2' });
+    expect(await titles(b.node, 'wombat')).not.toContain('Wombat Toaster');
+    await a.node.upsert({ ref, documents: [doc('1', 'Quokka Kettle')], maxDocuments: 0 });
+    expect(await titles(b.node, 'quokka')).toContain('Quokka Kettle');
+    expect(await titles(b.node, 'wombat')).not.toContain('Wombat Kettle');
+    expect(loaded()).toBe(true);
+    // engagement events reach the follower's behaviour model too
+    const behavior = () => (followerHost.indexStats({ store: undefined as never, ref }) as { behavior: { events: number } | null }).behavior?.events ?? 0;
+    const before = behavior();
+    await a.node.recordEvents({ ref, events: encodeEvents([0, 1, 2].map((i) => ({ doc_id: '1', query: 'quokka', type: 'click', position: 1, user_id: `u${i}`, session_id: `s${i}`, ts: Date.now() })) as EngagementEvent[]) });
+    expect(behavior()).toBe(before + 3);
+    expect(loaded()).toBe(true);
+    // writes it cannot read as changes drop the engine instead; the next read builds it again
+    b.node.replicaWritten(p, [{ type: 'put', key: Buffer.from([0x7f, 1, 2]), value: Buffer.alloc(0) }]);
+    expect(loaded()).toBe(false);
+    expect(await titles(b.node, 'numbat')).toEqual(expect.arrayContaining([0, 1, 2, 3, 4].map((i) => `Numbat Lamp ${i}`)));
+    expect(loaded()).toBe(true);
+    // a dropped index leaves the follower with no engine for it
+    await a.node.dropIndex({ ref });
+    expect(loaded()).toBe(false);
+  });
+
   it('deletes a stale copy found at start-up when the table no longer gives it this node, and keeps the ones it holds', async () => {
     for (const part of [p, (p + 1) % P]) {
       const stale = await PartitionStore.open(path.join(root, C), part);
@@ -265,7 +315,7 @@ describe('engines and placement changes', () => {
 
   it('drops the engines of every partition it does not lead on its first table, then of each it stops leading', () => {
     const { handoff, forgotten } = handoffWith(A);
-    // primary of 0, follower of 1, nothing of 2: replicated writes reach 1's store, not its engine
+    // primary of 0, follower of 1, nothing of 2: what it built before the start is not trusted
     const first = table([[A, B], [B, A], [C]], 1);
     handoff.onPlacement(first, undefined);
     expect(forgotten.sort()).toEqual([1, 2]);

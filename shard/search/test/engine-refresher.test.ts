@@ -402,13 +402,14 @@ describe('search host with the pool', () => {
       spy.mockRestore();
     }
   });
-  it('drops an engine of its partition when writes replicated from a primary reach the store, not of another', async () => {
+  it('drops an engine of its partition when writes replicated from a primary cannot be read as changes, not of another', async () => {
     expect((await typeahead('wombat')).suggestions.length).toBeGreaterThan(0);
     expect(stats().loaded).toBe(true);
-    // a follower's store took writes the engine did not see (reads may be served by followers)
-    shard.replicaWritten((ref.partition + 1) % 4);
+    // a follower's store took writes its engine cannot follow (keys of no known kind)
+    const unreadable = [{ type: 'put' as const, key: Buffer.from([0x7f, 1, 2]), value: Buffer.alloc(0) }];
+    shard.replicaWritten((ref.partition + 1) % 4, unreadable);
     expect(stats().loaded).toBe(true);
-    shard.replicaWritten(ref.partition);
+    shard.replicaWritten(ref.partition, unreadable);
     expect(stats().loaded).toBe(false);
     // the next query builds it again from the store, writes included
     expect((await typeahead('wombat')).suggestions.map((s) => s.title)).toContain('Wombat Kettle');
