@@ -89,6 +89,17 @@ function registerPlacementGauges(): void {
       this.set({ reason: 'unavailable' }, unavailable);
     },
   });
+  new Gauge({
+    name: 'suggest_router_part_queries',
+    help: 'Part queries (searches, predictions) this router sent since start, by the replica that answered (primary, follower) and follower queries it gave to the primary after a follower failed them (follower_fallback).',
+    labelNames: ['replica'],
+    registers: [registry],
+    collect() {
+      const sum = { primary: 0, follower: 0, follower_fallback: 0 };
+      for (const d of planes) for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += d.partQueries[k];
+      for (const [replica, n] of Object.entries(sum)) this.set({ replica }, n);
+    },
+  });
 }
 
 export class DataPlane {
@@ -110,10 +121,19 @@ export class DataPlane {
   private readonly routes = new Map<string, { value: PartRoute[]; epoch: number }>();
   private memoEpoch = 0;
 
+  /** each partition's next query turn among its live replicas (one counter per partition, so that the parts of one query do not always fall on the same replicas) */
+  private readTurns = new Uint32Array(0);
+
+  /**
+   * `replicaReads`: part queries (searches, predictions) go to the live replicas of their
+   * partition in turn, followers included, instead of always to the primary (default true; see
+   * queryAllParts).
+   */
   constructor(
     private readonly coordinator: Coordinator,
     private readonly shards: ShardDirectory,
     private readonly log: Logger,
+    private readonly opts: { replicaReads?: boolean } = {},
   ) {}
 
   async start(): Promise<void> {
@@ -322,6 +342,67 @@ export class DataPlane {
   /** The placement table this router routes with. */
   get currentPlacement(): PlacementTable | undefined {
     return this.placement;
+  }
+
+  /** Part queries sent since start, by the replica that answered (for /metrics). */
+  readonly partQueries = { primary: 0, follower: 0, follower_fallback: 0 };
+
+  /**
+   * Runs a query on every part concurrently, each on one live replica of its partition, taken in
+   * turn, so that a partition's replicas share its reads (with replication factor 2, each answers
+   * half). A follower holds every write acknowledged before the query (the primary acknowledges a
+   * write once every replica in the table applied it, engines included), refuses a query whose
+   * placement is newer than its own (it may have been dropped from the table for missing a write),
+   * and a query it fails goes to the primary as `onPart` sends it. A follower dropped from the
+   * table still answers until this router sees the new table (its watch: milliseconds), without
+   * the writes acknowledged since. Without `replicaReads`, or with one replica, the primary.
+   */
+  queryAllParts<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T[]> {
+    const calls: Promise<T>[] = [];
+    for (let part = 0; part < physical.parts; part++) calls.push(this.queryPart(tenant, physical, part, call));
+    return Promise.all(calls);
+  }
+
+  private async queryPart<T>(tenant: TenantId, physical: PhysicalIndexRecord, part: number, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T> {
+    const follower = this.opts.replicaReads === false ? undefined : this.followerTurn(tenant, physical, part);
+    if (follower !== undefined) {
+      try {
+        const answer = await call(this.shards.client(follower.node), follower.ref, follower.node);
+        this.partQueries.follower++;
+        return answer;
+      } catch (err) {
+        // a refusal of the query itself (its payload) is the same on every replica
+        if (err instanceof SuggestError && (err.status === 422 || err.status === 400)) throw err;
+        this.partQueries.follower_fallback++;
+        this.log.debug('a follower failed a query; asking the primary', { tenant, physical: physical.physical_index_id, part, node: follower.node, err: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    const answer = await this.onPart(tenant, physical, part, call);
+    this.partQueries.primary++;
+    return answer;
+  }
+
+  /** The route of a part's query when its turn falls on a live follower; undefined for the primary. */
+  private followerTurn(tenant: TenantId, physical: PhysicalIndexRecord, part: number): PartRoute | undefined {
+    const t = this.placement;
+    if (!t) return undefined;
+    const partition = partitionOf(tenant, physical.physical_index_id, part, t.partitions);
+    const replicas = t.nodes[partition];
+    if (replicas === undefined || replicas.length < 2) return undefined;
+    let live = 0;
+    for (const n of replicas) if (this.liveShards.has(n)) live++;
+    if (live < 2) return undefined;
+    if (this.readTurns.length !== t.partitions) this.readTurns = new Uint32Array(t.partitions);
+    let turn = this.readTurns[partition]!++ % live;
+    for (let i = 0; i < replicas.length; i++) {
+      const n = replicas[i]!;
+      if (!this.liveShards.has(n)) continue;
+      if (turn-- === 0) {
+        if (i === 0) return undefined;
+        return { node: n, ref: { tenantId: tenant, physicalIndexId: physical.physical_index_id, part, parts: physical.parts, partition, epoch: t.epoch } };
+      }
+    }
+    return undefined;
   }
 
   /** Runs `call` on every part concurrently. */

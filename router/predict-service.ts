@@ -154,7 +154,7 @@ export class PredictService {
       ...(suggestRanking.payload ? { suggest_ranking: suggestRanking.payload } : {}),
       ...(resolved.index.schema?.events !== undefined ? { behavior: resolved.index.schema.events } : {}),
     });
-    const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref) => unpack((await api.query({ ref, kind: 'predict', payload })).result) as PredictPartResult);
+    const parts = await this.data.queryAllParts(p.tenant, physical, async (api, ref) => unpack((await api.query({ ref, kind: 'predict', payload })).result) as PredictPartResult);
     const gathered = performance.now();
 
     const corrected = pickCorrection(parts);

@@ -31,7 +31,7 @@ export interface RouterApp {
 export async function createRouterApp(deps: { config: Config; coordinator: Coordinator; shards: ShardDirectory; nodeId: NodeId }): Promise<RouterApp> {
   const { config, coordinator, shards, nodeId } = deps;
   const log = createLogger({ role: 'router', node: nodeId });
-  const data = new DataPlane(coordinator, shards, log);
+  const data = new DataPlane(coordinator, shards, log, { replicaReads: config.replicaReads });
   const auth = new Auth(coordinator, config, metrics);
   const limits = new DocumentLimits(coordinator, data);
   // the response caches' memory: three quarters for search answers, a quarter for predictions

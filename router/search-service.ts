@@ -160,7 +160,7 @@ export class SearchService {
     const partTimes: ({ part: number; node: string; ms: number } & Partial<PartProfile>)[] = [];
     const value = payloadOf(p, ranking, behavior, physical.parts);
     let packed: Buffer | null = null;
-    const parts = await this.data.onAllParts(p.tenant, physical, async (api, ref, node) => {
+    const parts = await this.data.queryAllParts(p.tenant, physical, async (api, ref, node) => {
       const t0 = performance.now();
       let result: PartResult;
       if (api.queryValue !== undefined) {

@@ -545,8 +545,11 @@ export class ShardNode implements ShardApi, HandoffHost {
     const replicas = table.nodes[ref.partition];
     // A caller routing with a newer epoch than ours knows something we do not yet: the
     // partition may have moved away, so a write waits for our table to catch up (the caller
-    // retries); a read is harmless either way.
-    const ok = write ? replicas?.[0] === this.nodeId && ref.epoch <= table.epoch : replicas?.includes(this.nodeId) === true;
+    // retries). So does a read on a follower, which may have been dropped from the table for
+    // missing a write; the primary has every acknowledged write whatever the table says.
+    const ok = write
+      ? replicas?.[0] === this.nodeId && ref.epoch <= table.epoch
+      : replicas?.includes(this.nodeId) === true && (replicas[0] === this.nodeId || ref.epoch <= table.epoch);
     if (!ok) fail('wrong_owner', { partition: ref.partition, epoch: table.epoch });
   }
 

@@ -51,6 +51,8 @@ export interface Config {
    * often fresh segments are built)
    */
   refreshIntervalMs: number;
+  /** routers send part queries to every live replica in turn, followers included (else the primary only) */
+  replicaReads: boolean;
   /** a queued job untouched this long, or a processing one without progress, counts as stuck */
   jobStuckAfterMs: number;
   /** TTL of the coordinator lease a running job holds (kept alive; lapses this long after a crash) */
@@ -179,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cloudRequiredOverBytes: 50 * MB,
     backgroundJobThreshold: 1_000,
     refreshIntervalMs: 20,
+    replicaReads: true,
     jobStuckAfterMs: 60_000,
     jobLeaseTtlSeconds: 5,
     jobMaxAttempts: 3,
@@ -229,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engineIdleSeconds: num(env, 'SUGGEST_ENGINE_IDLE_SECONDS', base.engineIdleSeconds),
     refreshIntervalMs: num(env, 'SUGGEST_REFRESH_INTERVAL_MS', base.refreshIntervalMs),
     queryStreams: flag(env, 'SUGGEST_QUERY_STREAMS', base.queryStreams),
+    replicaReads: flag(env, 'SUGGEST_REPLICA_READS', base.replicaReads),
     grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
     metricsPort: env.SUGGEST_METRICS_PORT === undefined || env.SUGGEST_METRICS_PORT === '' ? base.metricsPort : port(env, 'SUGGEST_METRICS_PORT'),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,

@@ -56,6 +56,15 @@ describe('refresh interval', () => {
   });
 });
 
+describe('replica reads', () => {
+  it('are on unless SUGGEST_REPLICA_READS is 0 or false, and anything but 1/0/true/false stops the start', () => {
+    expect(loadConfig({}).replicaReads).toBe(true);
+    expect(loadConfig({ SUGGEST_REPLICA_READS: '0' }).replicaReads).toBe(false);
+    expect(loadConfig({ SUGGEST_REPLICA_READS: 'true' }).replicaReads).toBe(true);
+    expect(() => loadConfig({ SUGGEST_REPLICA_READS: 'maybe' })).toThrow(/SUGGEST_REPLICA_READS must be 1 or 0, got 'maybe'/);
+  });
+});
+
 describe('query streams', () => {
   it('are on unless SUGGEST_QUERY_STREAMS is 0 or false, and anything but 1/0/true/false stops the start', () => {
     expect(loadConfig({}).queryStreams).toBe(true);
