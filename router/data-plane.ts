@@ -405,6 +405,14 @@ export class DataPlane {
     return undefined;
   }
 
+  /** The live followers of a part's partition under the current placement (its replicas but the primary). */
+  followers(tenant: TenantId, physical: PhysicalIndexRecord, part: number): NodeId[] {
+    const t = this.placement;
+    if (!t) return [];
+    const replicas = t.nodes[partitionOf(tenant, physical.physical_index_id, part, t.partitions)] ?? [];
+    return replicas.slice(1).filter((n) => this.liveShards.has(n));
+  }
+
   /** Runs `call` on every part concurrently. */
   onAllParts<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T[]> {
     const calls: Promise<T>[] = [];

@@ -17,6 +17,7 @@ import { fail, SuggestError } from '../node/runtime/errors.js';
 import { IndexId, JobId, PhysicalIndexId, type NodeId, type TenantId } from '../node/runtime/ids.js';
 import {
   exportState,
+  holdersOf,
   ingestionState,
   type BlobLocation,
   type DocumentMapping,
@@ -26,6 +27,7 @@ import {
   type UploadFormat,
 } from '../node/runtime/job-state.js';
 import type { Logger } from '../node/runtime/log.js';
+import { copyToNodes } from '../node/runtime/blob-copies.js';
 import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
 import type { DataPlane, ResolvedIndex } from './data-plane.js';
 import type { Signer } from './signing.js';
@@ -82,19 +84,35 @@ export class JobService {
     return this.data.onPart(tenant, physical, 0, async (api, _ref, node) => ({ node, api }));
   }
 
-  /** Where a presigned upload is kept: a node chosen by hashing the upload id (any router finds it). */
-  async uploadHome(tenant: TenantId, uploadId: string): Promise<{ node: NodeId; api: ShardApi }> {
-    const synthetic: PhysicalIndexRecord = { tenant_id: tenant, physical_index_id: PhysicalIndexId(`~upload/${uploadId}`), index_id: IndexId('~upload'), parts: 1, created_at: '' };
-    return this.data.onPart(tenant, synthetic, 0, async (api, _ref, node) => ({ node, api }));
+  /**
+   * Where a presigned upload is kept: the primary of a partition chosen by hashing the upload id
+   * (any router finds it; after a failover, the promoted follower, which holds its copy).
+   */
+  async uploadHome(tenant: TenantId, uploadId: string): Promise<{ node: NodeId; api: ShardApi; place: PhysicalIndexRecord }> {
+    const place: PhysicalIndexRecord = { tenant_id: tenant, physical_index_id: PhysicalIndexId(`~upload/${uploadId}`), index_id: IndexId('~upload'), parts: 1, created_at: '' };
+    return this.data.onPart(tenant, place, 0, async (api, _ref, node) => ({ node, api, place }));
   }
 
-  /** Removes a job's file; a node that cannot be reached leaves it to its retention sweep. */
+  /**
+   * Copies a file `from` stored to the live followers of the partition that placed it (part 0 of
+   * `place`: the index's sequencer partition, or an upload's), so that it outlives that node;
+   * the nodes that took a copy (node/runtime/blob-copies.ts).
+   */
+  copyBlob(tenant: TenantId, blobId: string, from: { node: NodeId; api: ShardApi }, place: PhysicalIndexRecord): Promise<string[]> {
+    return copyToNodes((n) => this.node(n), from, tenant, blobId, this.data.followers(tenant, place, 0), (node, err) =>
+      this.log.warn('could not copy a job file to a follower; it has one copy fewer', { tenant, blob: blobId, node, err }),
+    );
+  }
+
+  /** Removes a job's file from every node holding it; a node that cannot be reached leaves it to its retention sweep. */
   async deleteBlob(tenant: TenantId, loc: BlobLocation | null | undefined): Promise<void> {
     if (!loc) return;
-    try {
-      await this.node(loc.node).deleteBlob({ tenantId: tenant, blobId: loc.id, offset: 0 });
-    } catch (err) {
-      this.log.warn('could not remove a job file', { tenant, blob: loc.id, err });
+    for (const holder of holdersOf(loc)) {
+      try {
+        await this.node(holder).deleteBlob({ tenantId: tenant, blobId: loc.id, offset: 0 });
+      } catch (err) {
+        this.log.warn('could not remove a job file', { tenant, blob: loc.id, node: holder, err });
+      }
     }
   }
 

@@ -6,11 +6,21 @@ export type UploadFormat = 'csv' | 'json' | 'jsonl';
 export type DocumentMapping = 'documents' | 'shopping-feed';
 export type JobRun = 'immediate' | 'background';
 
-/** Where a blob (an uploaded or exported file) lives: the shard node that stored it. */
+/**
+ * Where a blob (an uploaded or exported file) lives: the shard node that stored it and, in a
+ * cluster with replication, the nodes that took a copy (the followers of the partition that
+ * placed it, see blob-copies.ts), read in that order when the first cannot answer.
+ */
 export interface BlobLocation {
   node: string;
   id: string;
   size: number;
+  copies?: string[];
+}
+
+/** Every node that holds the blob: where it was stored first, then its copies. */
+export function holdersOf(loc: BlobLocation): string[] {
+  return [loc.node, ...(loc.copies ?? []).filter((n) => n !== loc.node)];
 }
 
 /** One row that could not be ingested. */

@@ -11,6 +11,7 @@ import type { JobRecord, PhysicalIndexRecord } from '../../coordinator/coordinat
 import { decodeDocument } from '../../node/runtime/document.js';
 import { fail } from '../../node/runtime/errors.js';
 import type { TenantId } from '../../node/runtime/ids.js';
+import { readFromHolders } from '../../node/runtime/blob-copies.js';
 import { exportState } from '../../node/runtime/job-state.js';
 import type { DataPlane } from '../data-plane.js';
 import type { JobService } from '../job-service.js';
@@ -49,7 +50,8 @@ export async function downloadReply(jobs: JobService, rec: JobRecord): Promise<S
   if (!file) return fail('file_not_found', { file: rec.job_id });
   const jsonl = st.format === 'jsonl';
   const name = `${rec.index_id}-${rec.job_id}.${jsonl ? 'jsonl' : 'json'}`;
-  const it = jobs.node(file.node).getBlob({ tenantId: rec.tenant_id, blobId: file.id, offset: 0 })[Symbol.asyncIterator]();
+  // from the node that wrote it, or a copy when that node cannot answer
+  const it = readFromHolders((n) => jobs.node(n), rec.tenant_id, file)[Symbol.asyncIterator]();
   const first = await it.next();
   return new StreamReply(
     jsonl ? 'application/x-ndjson' : 'application/json',

@@ -37,6 +37,8 @@ interface UploadMeta {
   first_byte: number;
   estimates: Record<UploadFormat, number>;
   content_type: string | null;
+  /** the nodes that hold the file: its home when it was stored, then its copies (absent before copies existed) */
+  holders?: string[];
 }
 
 export function ingestionRoutes(deps: RouterDeps): Route[] {
@@ -70,7 +72,8 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       scanCap: config.backgroundJobThreshold,
       put: (chunks) => seq.api.putBlob(chunks),
     });
-    const blob = { node: seq.node as string, id: jobId, size: Number(file.ref.size) };
+    const copies = await deps.jobs.copyBlob(t.id, jobId, seq, target.physical);
+    const blob = { node: seq.node as string, id: jobId, size: Number(file.ref.size), copies };
     let rec: JobRecord;
     try {
       const explicit = file.fields.format ?? null;
@@ -204,15 +207,20 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
           scanCap: config.backgroundJobThreshold,
           put: (chunks) => home.api.putBlob(chunks),
         });
+        // the file and its description go to the partition's followers too: after a failover the
+        // upload's home is a promoted follower, which then holds both
+        const copies = await deps.jobs.copyBlob(tenant, upload_id, home, home.place);
         const meta: UploadMeta = {
           index_id: q.index,
           size: Number(file.ref.size),
+          holders: [home.node, ...copies],
           first_byte: file.scan.firstByte,
           estimates: { csv: file.scan.estimate('csv'), json: file.scan.estimate('json'), jsonl: file.scan.estimate('jsonl') },
           content_type: file.contentType,
         };
         const metaBytes = Buffer.from(JSON.stringify(meta));
         await home.api.putBlob(once({ tenantId: tenant, blobId: `${upload_id}${META_SUFFIX}`, maxBytes: 0, data: metaBytes }));
+        await deps.jobs.copyBlob(tenant, `${upload_id}${META_SUFFIX}`, home, home.place);
         return { upload_id, object_key: upload_id, size_bytes: meta.size, sha256: file.ref.sha256 };
       },
     }),
@@ -246,7 +254,7 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
         const { format, source } = resolveFormat({ explicit: body.format ?? null, filename, contentType: meta.content_type, firstByte: meta.first_byte });
         const rec = await deps.jobs.createIngestion(t, target, {
           jobId: newJobId('ingestion'),
-          blob: { node: home.node, id: uploadId, size: meta.size },
+          blob: { node: home.node, id: uploadId, size: meta.size, copies: (meta.holders ?? []).filter((n) => n !== home.node) },
           format,
           formatSource: source,
           mapping: body.mapping ?? 'documents',
@@ -256,7 +264,7 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
           estimate: meta.estimates[format],
         });
         // one job per upload: a second cloud-complete finds no upload
-        await home.api.deleteBlob({ tenantId: t.id, blobId: `${uploadId}${META_SUFFIX}`, offset: 0 }).catch(() => undefined);
+        await deps.jobs.deleteBlob(t.id, { node: home.node, id: `${uploadId}${META_SUFFIX}`, size: 0, copies: meta.holders ?? [] });
         return deps.jobs.start(rec);
       },
     }),
@@ -293,8 +301,9 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
     const jobId = newJobId('ingestion');
     const seq = await deps.jobs.sequencer(t.id, target.physical);
     const ref = await seq.api.putBlob(jsonLines(t.id, jobId, docs));
+    const copies = await deps.jobs.copyBlob(t.id, jobId, seq, target.physical);
     let rec: JobRecord;
-    const blob = { node: seq.node as string, id: jobId, size: Number(ref.size) };
+    const blob = { node: seq.node as string, id: jobId, size: Number(ref.size), copies };
     try {
       rec = await deps.jobs.createIngestion(t, target, { jobId, blob, format: 'jsonl', formatSource: 'api', mapping: 'documents', encoding: 'utf-8', sourceType, sourceFilename, estimate: docs.length });
     } catch (err) {

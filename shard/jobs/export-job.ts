@@ -68,7 +68,9 @@ export async function runExport(rec: JobRecord, ctx: JobContext): Promise<JobOut
     const ref = await out.commit();
     committed = true;
     const expiresAt = new Date(Date.now() + ctx.settings.exportTtlSeconds * 1000).toISOString();
-    const file = { node: ctx.nodeId, id: ref.blobId, size: Number(ref.size) };
+    // copies on the sequencer partition's followers: the file outlives this node
+    const copies = await ctx.copyBlob(ref.blobId);
+    const file = { node: ctx.nodeId, id: ref.blobId, size: Number(ref.size), copies };
     const stored = await ctx.update((r) => ({
       ...r,
       processed: written,

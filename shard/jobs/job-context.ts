@@ -31,6 +31,12 @@ export interface JobContext {
   readBlob(loc: BlobLocation): Promise<AsyncIterable<Uint8Array>>;
   /** a new blob on this node */
   writeBlob(blobId: string): Promise<BlobWriter>;
+  /**
+   * Copies a blob this node wrote to the followers of the index's sequencer partition (see
+   * node/runtime/blob-copies.ts); the nodes that took a copy.
+   */
+  copyBlob(blobId: string): Promise<string[]>;
+  /** removes the blob from every node that holds it */
   deleteBlob(loc: BlobLocation): Promise<void>;
   /**
    * Applies `change` to the record if it is still `processing` (and bumps `state.rev`); returns

@@ -13,9 +13,10 @@ import type * as pb from '../../proto/gen/shard.js';
 import { fail, SuggestError } from '../../node/runtime/errors.js';
 import { partitionOf } from '../../node/runtime/hash.js';
 import { JobId, TenantId, type NodeId } from '../../node/runtime/ids.js';
-import type { BlobLocation } from '../../node/runtime/job-state.js';
+import { copyToNodes, readFromHolders } from '../../node/runtime/blob-copies.js';
+import { holdersOf, type BlobLocation } from '../../node/runtime/job-state.js';
 import type { Logger } from '../../node/runtime/log.js';
-import type { ShardDirectory } from '../../node/runtime/shard-api.js';
+import type { ShardApi, ShardDirectory } from '../../node/runtime/shard-api.js';
 import type { BlobStore } from './blob-store.js';
 import { runExport } from './export-job.js';
 import { runIngestion, type JobOutcome } from './ingestion-job.js';
@@ -258,12 +259,25 @@ export class JobRunner {
     await this.deleteBlob(rec.tenant_id, blob).catch((err: unknown) => this.log.warn('could not remove an ingested upload', { job: rec.job_id, err }));
   }
 
-  private deleteBlob(tenant: string, loc: BlobLocation): Promise<void> {
-    if (loc.node === this.o.nodeId) return this.o.blobs.delete(tenant, loc.id).then(() => undefined);
-    return this.o.directory
-      .client(loc.node as NodeId)
-      .deleteBlob({ tenantId: tenant, blobId: loc.id, offset: 0 })
-      .then(() => undefined);
+  /** Removes a blob from every node that holds it; the first failure is raised once all were tried. */
+  private async deleteBlob(tenant: string, loc: BlobLocation): Promise<void> {
+    let failure: unknown = null;
+    for (const holder of holdersOf(loc)) {
+      try {
+        if (holder === this.o.nodeId) await this.o.blobs.delete(tenant, loc.id);
+        else await this.o.directory.client(holder as NodeId).deleteBlob({ tenantId: tenant, blobId: loc.id, offset: 0 });
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== null) throw failure;
+  }
+
+  /** This node's blob API, or another node's. */
+  private blobApi(node: string): ShardApi {
+    if (node !== this.o.nodeId) return this.o.directory.client(node as NodeId);
+    const blobs = this.o.blobs;
+    return { getBlob: (req: pb.BlobRequest) => localChunks(blobs, req) } as unknown as ShardApi;
   }
 
   private context(rec: JobRecord, run: Running): JobContext {
@@ -277,11 +291,17 @@ export class JobRunner {
       settings: this.o.settings,
       log: this.log,
       stopReason: () => run.stop,
-      readBlob: async (loc) => {
-        if (loc.node === this.o.nodeId) return blobs.open(tenant, loc.id);
-        return dataOf(directory.client(loc.node as NodeId).getBlob({ tenantId: tenant, blobId: loc.id, offset: 0 }));
-      },
+      // from the node that stored it, or a copy when that node cannot answer
+      readBlob: async (loc) => dataOf(readFromHolders((n) => this.blobApi(n), tenant, loc)),
       writeBlob: (blobId) => blobs.writer(tenant, blobId),
+      copyBlob: (blobId) => {
+        const t = this.o.placement.current();
+        if (!t) return Promise.resolve([]);
+        const replicas = t.nodes[partitionOf(tenant, rec.state.physical_index_id as string, 0, t.partitions)] ?? [];
+        return copyToNodes((n) => directory.client(n as NodeId), { node: this.o.nodeId, api: this.blobApi(this.o.nodeId) }, tenant, blobId, replicas, (node, err) =>
+          this.log.warn('could not copy a job file to a follower; it has one copy fewer', { job: rec.job_id, node, err }),
+        );
+      },
       deleteBlob: (loc) => this.deleteBlob(tenant, loc),
       update: makeUpdate(coordinator, rec, (reason) => {
         run.stop ??= reason;
@@ -292,4 +312,10 @@ export class JobRunner {
 
 async function* dataOf(chunks: AsyncIterable<pb.BlobChunk>): AsyncIterable<Uint8Array> {
   for await (const c of chunks) yield c.data;
+}
+
+/** A blob on this node's disk as GetBlob chunks. */
+async function* localChunks(blobs: BlobStore, req: pb.BlobRequest): AsyncIterable<pb.BlobChunk> {
+  const stream = await blobs.open(req.tenantId, req.blobId, Number(req.offset));
+  for await (const data of stream) yield { tenantId: '', blobId: '', maxBytes: 0, data: data as Buffer };
 }
