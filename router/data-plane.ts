@@ -91,11 +91,11 @@ function registerPlacementGauges(): void {
   });
   new Gauge({
     name: 'suggest_router_part_queries',
-    help: 'Part queries (searches, predictions) this router sent since start, by the replica that answered (primary, follower) and follower queries it gave to the primary after a follower failed them (follower_fallback).',
+    help: 'Part queries (searches, predictions) this router sent since start, by the replica that answered (primary, follower), follower queries it gave to the primary after a follower failed them (follower_fallback), and queries a follower answered after the primary failed them (follower_for_primary).',
     labelNames: ['replica'],
     registers: [registry],
     collect() {
-      const sum = { primary: 0, follower: 0, follower_fallback: 0 };
+      const sum = { primary: 0, follower: 0, follower_fallback: 0, follower_for_primary: 0 };
       for (const d of planes) for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += d.partQueries[k];
       for (const [replica, n] of Object.entries(sum)) this.set({ replica }, n);
     },
@@ -345,7 +345,7 @@ export class DataPlane {
   }
 
   /** Part queries sent since start, by the replica that answered (for /metrics). */
-  readonly partQueries = { primary: 0, follower: 0, follower_fallback: 0 };
+  readonly partQueries = { primary: 0, follower: 0, follower_fallback: 0, follower_for_primary: 0 };
 
   /**
    * Runs a query on every part concurrently, each on one live replica of its partition, taken in
@@ -353,9 +353,11 @@ export class DataPlane {
    * half). A follower holds every write acknowledged before the query (the primary acknowledges a
    * write once every replica in the table applied it, engines included), refuses a query whose
    * placement is newer than its own (it may have been dropped from the table for missing a write),
-   * and a query it fails goes to the primary as `onPart` sends it. A follower dropped from the
-   * table still answers until this router sees the new table (its watch: milliseconds), without
-   * the writes acknowledged since. Without `replicaReads`, or with one replica, the primary.
+   * and a query it fails goes to the primary as `onPart` sends it. A primary that cannot be
+   * reached (crashed, its lease not lapsed yet, or not live at all) leaves its queries to a live
+   * follower: reads go on through the failover. A follower dropped from the table still answers
+   * until this router sees the new table (its watch: milliseconds), without the writes
+   * acknowledged since. Without `replicaReads`, or with one replica, the primary.
    */
   queryAllParts<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T[]> {
     const calls: Promise<T>[] = [];
@@ -377,24 +379,46 @@ export class DataPlane {
         this.log.debug('a follower failed a query; asking the primary', { tenant, physical: physical.physical_index_id, part, node: follower.node, err: err instanceof Error ? err.message : String(err) });
       }
     }
-    const answer = await this.onPart(tenant, physical, part, call);
+    let answer: T;
+    try {
+      answer = await this.onPart(tenant, physical, part, call);
+    } catch (err) {
+      const standIn = this.opts.replicaReads !== false && err instanceof SuggestError && err.code === 'unavailable' ? this.followerTurn(tenant, physical, part, true) : undefined;
+      if (standIn === undefined) throw err;
+      this.log.debug('the primary failed a query; asking a follower', { tenant, physical: physical.physical_index_id, part, node: standIn.node });
+      let fromFollower: T;
+      try {
+        fromFollower = await call(this.shards.client(standIn.node), standIn.ref, standIn.node);
+      } catch {
+        // the primary's failure is the one to report
+        throw err;
+      }
+      this.partQueries.follower_for_primary++;
+      return fromFollower;
+    }
     this.partQueries.primary++;
     return answer;
   }
 
-  /** The route of a part's query when its turn falls on a live follower; undefined for the primary. */
-  private followerTurn(tenant: TenantId, physical: PhysicalIndexRecord, part: number): PartRoute | undefined {
+  /**
+   * The route of a part's query when its turn falls on a live follower; undefined for the
+   * primary. The turn goes round the live replicas, or only the live followers when the primary is
+   * not live or `skipPrimary` (it failed the query: a stand-in is picked without taking a turn, so
+   * the next query still starts where the rotation stands).
+   */
+  private followerTurn(tenant: TenantId, physical: PhysicalIndexRecord, part: number, skipPrimary = false): PartRoute | undefined {
     const t = this.placement;
     if (!t) return undefined;
     const partition = partitionOf(tenant, physical.physical_index_id, part, t.partitions);
     const replicas = t.nodes[partition];
     if (replicas === undefined || replicas.length < 2) return undefined;
+    const first = skipPrimary || !this.liveShards.has(replicas[0]!) ? 1 : 0;
     let live = 0;
-    for (const n of replicas) if (this.liveShards.has(n)) live++;
-    if (live < 2) return undefined;
+    for (let i = first; i < replicas.length; i++) if (this.liveShards.has(replicas[i]!)) live++;
+    if (live === 0 || (first === 0 && live === 1)) return undefined;
     if (this.readTurns.length !== t.partitions) this.readTurns = new Uint32Array(t.partitions);
-    let turn = this.readTurns[partition]!++ % live;
-    for (let i = 0; i < replicas.length; i++) {
+    let turn = (skipPrimary ? this.readTurns[partition]! : this.readTurns[partition]!++) % live;
+    for (let i = first; i < replicas.length; i++) {
       const n = replicas[i]!;
       if (!this.liveShards.has(n)) continue;
       if (turn-- === 0) {

@@ -1,0 +1,61 @@
+// Reads through a primary's crash, for real: etcd, 3 shard nodes and a router as separate
+// processes, replication factor 2. The primary of an index's partition is SIGKILLed: its
+// membership lease outlives it for up to 10 s and the partition fails over after that, and every
+// search meanwhile and after is answered, by the follower, with every document.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partitionOf } from '../runtime/hash.js';
+import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
+import { ApiClient, tenantKey, waitFor } from './api-client.js';
+
+const PARTITIONS = 8;
+let cluster: LocalCluster;
+let api: ApiClient;
+let key: string;
+
+beforeAll(async () => {
+  cluster = await startLocalCluster({ shards: 3, routers: 1, partitions: PARTITIONS, env: { SUGGEST_REPLICATION_FACTOR: '2' } });
+  api = new ApiClient(cluster.routerUrls[0]!);
+  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
+  key = await tenantKey(api, cluster.adminKey, { tenant_id: 'failover', name: 'Failover', plan: 'enterprise' });
+  expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'shop', name: 'shop' } })).status).toBe(200);
+  const documents = Array.from({ length: 12 }, (_, i) => ({ id: `d${i}`, title: `Wombat Kettle ${i}` }));
+  expect((await api.call('POST', '/v1/indexes/shop/documents', { key, body: { documents } })).status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** The router's count of part queries answered by `replica`. */
+async function partQueries(replica: string): Promise<number> {
+  const text = (await api.call<string>('GET', '/metrics')).body;
+  const m = new RegExp(`^suggest_router_part_queries\\{replica="${replica}"\\} (\\S+)$`, 'm').exec(text);
+  if (m === null) throw new Error(`suggest_router_part_queries{replica="${replica}"} is not at /metrics`);
+  return Number(m[1]);
+}
+
+describe('reads through a failover', () => {
+  it('answers every search while the primary of its partition is dead, before and after the failover', async () => {
+    const physical = (await api.call<{ index_id: string; physical_index_id: string }[]>('GET', '/v1/indexes', { key })).body.find((v) => v.index_id === 'shop')!.physical_index_id;
+    const partition = partitionOf('failover', physical, 0, PARTITIONS);
+    const view = async () =>
+      (await api.call<{ partitions: { partition: number; primary: string | null; followers: string[] }[] }>('GET', '/v1/admin/cluster', { key: cluster.adminKey })).body.partitions.find((p) => p.partition === partition)!;
+    const before = await view();
+    const ask = async () => {
+      const r = await api.call<{ suggestions: { id: string }[] }>('GET', '/v1/typeahead?index=shop&bypass_cache=true&query=wombat&limit=20', { key });
+      return r.status === 200 ? r.body.suggestions.filter((s) => !s.id.startsWith('q:')).length : -r.status;
+    };
+    expect(await ask()).toBe(12);
+    const standIns = await partQueries('follower_for_primary');
+    await cluster.shards.find((s) => s.name === before.primary)!.kill();
+    // while its lease lasts the router still takes the dead node for live
+    const during: number[] = [];
+    for (let i = 0; i < 20; i++) during.push(await ask());
+    expect(during).toEqual(during.map(() => 12));
+    expect(await partQueries('follower_for_primary')).toBeGreaterThan(standIns);
+    await waitFor(async () => (await view()).primary !== before.primary, 60_000, 'the partition to fail over');
+    const after: number[] = [];
+    for (let i = 0; i < 10; i++) after.push(await ask());
+    expect(after).toEqual(after.map(() => 12));
+  }, 120_000);
+});
