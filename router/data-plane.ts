@@ -91,7 +91,7 @@ function registerPlacementGauges(): void {
   });
   new Gauge({
     name: 'suggest_router_part_queries',
-    help: 'Part queries (searches, predictions) this router sent since start, by the replica that answered (primary, follower), follower queries it gave to the primary after a follower failed them (follower_fallback), and queries a follower answered after the primary failed them (follower_for_primary).',
+    help: 'Part reads (searches, predictions, document reads) this router sent since start, by the replica that answered (primary, follower), follower queries it gave to the primary after a follower failed them (follower_fallback), and queries a follower answered after the primary failed them (follower_for_primary).',
     labelNames: ['replica'],
     registers: [registry],
     collect() {
@@ -344,12 +344,13 @@ export class DataPlane {
     return this.placement;
   }
 
-  /** Part queries sent since start, by the replica that answered (for /metrics). */
+  /** Part reads (queries and document reads) sent since start, by the replica that answered (for /metrics). */
   readonly partQueries = { primary: 0, follower: 0, follower_fallback: 0, follower_for_primary: 0 };
 
   /**
    * Runs a query on every part concurrently, each on one live replica of its partition, taken in
-   * turn, so that a partition's replicas share its reads (with replication factor 2, each answers
+   * turn (document reads take the same path one part at a time), so that a partition's replicas
+   * share its reads (with replication factor 2, each answers
    * half). A follower holds every write acknowledged before the query (the primary acknowledges a
    * write once every replica in the table applied it, engines included), refuses a query whose
    * placement is newer than its own (it may have been dropped from the table for missing a write),
@@ -471,7 +472,8 @@ export class DataPlane {
   }
 
   async getDocument(tenant: TenantId, physical: PhysicalIndexRecord, docId: string): Promise<SuggestDocument | null> {
-    const r = await this.onPart(tenant, physical, partOf(docId, physical.parts), (api, ref) => api.getDocument({ ref, docId }));
+    // a read: any replica has every acknowledged write (see queryAllParts)
+    const r = await this.queryPart(tenant, physical, partOf(docId, physical.parts), (api, ref) => api.getDocument({ ref, docId }));
     return r.found && r.document ? decodeDocument(r.document.body) : null;
   }
 
@@ -487,7 +489,7 @@ export class DataPlane {
   }
 
   async listPart(tenant: TenantId, physical: PhysicalIndexRecord, part: number, offset: number, limit: number): Promise<{ items: SuggestDocument[]; total: number }> {
-    const r = await this.onPart(tenant, physical, part, (api, ref) => api.listDocuments({ ref, afterId: '', limit, offset }));
+    const r = await this.queryPart(tenant, physical, part, (api, ref) => api.listDocuments({ ref, afterId: '', limit, offset }));
     return { items: r.documents.map((d) => decodeDocument(d.body)), total: r.total };
   }
 

@@ -65,9 +65,11 @@ describe('reads over replicas', () => {
       expect((await api.call('POST', '/v1/indexes/shop/documents', { key, body: { documents: [{ id, title }] } })).status).toBe(200);
       const after = await ask(`quokka lamp model${i}x`);
       expect(after.body.suggestions.map((s) => s.title), `write ${i}`).toContain(title);
+      expect((await api.call<{ title: string }>('GET', `/v1/indexes/shop/documents/${id}`, { key })).body.title, `read ${i}`).toBe(title);
       expect((await api.call('DELETE', `/v1/indexes/shop/documents/${id}`, { key })).status).toBe(200);
       const gone = await ask(`quokka lamp model${i}x`);
       expect(gone.body.suggestions.map((s) => s.id), `delete ${i}`).not.toContain(id);
+      expect((await api.call('GET', `/v1/indexes/shop/documents/${id}`, { key })).status, `read ${i} after its delete`).toBe(404);
     }
   });
 
