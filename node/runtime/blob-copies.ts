@@ -10,8 +10,12 @@ import type { BlobLocation } from './job-state.js';
 import { holdersOf } from './job-state.js';
 import type { ShardApi } from './shard-api.js';
 
+/** The blob calls of a node, all a copy or a read needs. */
+export type BlobReader = Pick<ShardApi, 'getBlob'>;
+export type BlobWriter = Pick<ShardApi, 'putBlob'>;
+
 /** Streams blob `blobId` of `tenant` from one node into another; the copy's reference. */
-export function copyBlob(from: ShardApi, to: ShardApi, tenant: string, blobId: string): Promise<pb.BlobRef> {
+export function copyBlob(from: BlobReader, to: BlobWriter, tenant: string, blobId: string): Promise<pb.BlobRef> {
   async function* chunks(): AsyncIterable<pb.BlobChunk> {
     let first = true;
     for await (const c of from.getBlob({ tenantId: tenant, blobId, offset: 0 })) {
@@ -29,8 +33,8 @@ export function copyBlob(from: ShardApi, to: ShardApi, tenant: string, blobId: s
  * that hold a copy afterwards. `onError` hears each failed copy.
  */
 export async function copyToNodes(
-  client: (node: string) => ShardApi,
-  from: { node: string; api: ShardApi },
+  client: (node: string) => BlobWriter,
+  from: { node: string; api: BlobReader },
   tenant: string,
   blobId: string,
   targets: readonly string[],
@@ -59,7 +63,7 @@ export function tryNextHolder(err: unknown): boolean {
  * before the first chunk arrives passes the read to the next. A failure after the first chunk ends
  * the read (what was read cannot be taken back).
  */
-export async function* readFromHolders(client: (node: string) => ShardApi, tenant: string, loc: BlobLocation): AsyncIterable<pb.BlobChunk> {
+export async function* readFromHolders(client: (node: string) => BlobReader, tenant: string, loc: BlobLocation): AsyncIterable<pb.BlobChunk> {
   const holders = holdersOf(loc);
   for (let i = 0; i < holders.length; i++) {
     const it = client(holders[i]!).getBlob({ tenantId: tenant, blobId: loc.id, offset: 0 })[Symbol.asyncIterator]();

@@ -13,10 +13,10 @@ import type * as pb from '../../proto/gen/shard.js';
 import { fail, SuggestError } from '../../node/runtime/errors.js';
 import { partitionOf } from '../../node/runtime/hash.js';
 import { JobId, TenantId, type NodeId } from '../../node/runtime/ids.js';
-import { copyToNodes, readFromHolders } from '../../node/runtime/blob-copies.js';
+import { copyToNodes, readFromHolders, type BlobReader } from '../../node/runtime/blob-copies.js';
 import { holdersOf, type BlobLocation } from '../../node/runtime/job-state.js';
 import type { Logger } from '../../node/runtime/log.js';
-import type { ShardApi, ShardDirectory } from '../../node/runtime/shard-api.js';
+import type { ShardDirectory } from '../../node/runtime/shard-api.js';
 import type { BlobStore } from './blob-store.js';
 import { runExport } from './export-job.js';
 import { runIngestion, type JobOutcome } from './ingestion-job.js';
@@ -273,11 +273,11 @@ export class JobRunner {
     if (failure !== null) throw failure;
   }
 
-  /** This node's blob API, or another node's. */
-  private blobApi(node: string): ShardApi {
+  /** Reads blobs of this node from its disk, of another over its API. */
+  private blobReader(node: string): BlobReader {
     if (node !== this.o.nodeId) return this.o.directory.client(node as NodeId);
     const blobs = this.o.blobs;
-    return { getBlob: (req: pb.BlobRequest) => localChunks(blobs, req) } as unknown as ShardApi;
+    return { getBlob: (req: pb.BlobRequest) => blobs.get(req) };
   }
 
   private context(rec: JobRecord, run: Running): JobContext {
@@ -292,13 +292,13 @@ export class JobRunner {
       log: this.log,
       stopReason: () => run.stop,
       // from the node that stored it, or a copy when that node cannot answer
-      readBlob: async (loc) => dataOf(readFromHolders((n) => this.blobApi(n), tenant, loc)),
+      readBlob: async (loc) => dataOf(readFromHolders((n) => this.blobReader(n), tenant, loc)),
       writeBlob: (blobId) => blobs.writer(tenant, blobId),
       copyBlob: (blobId) => {
         const t = this.o.placement.current();
         if (!t) return Promise.resolve([]);
         const replicas = t.nodes[partitionOf(tenant, rec.state.physical_index_id as string, 0, t.partitions)] ?? [];
-        return copyToNodes((n) => directory.client(n as NodeId), { node: this.o.nodeId, api: this.blobApi(this.o.nodeId) }, tenant, blobId, replicas, (node, err) =>
+        return copyToNodes((n) => directory.client(n as NodeId), { node: this.o.nodeId, api: this.blobReader(this.o.nodeId) }, tenant, blobId, replicas, (node, err) =>
           this.log.warn('could not copy a job file to a follower; it has one copy fewer', { job: rec.job_id, node, err }),
         );
       },
@@ -314,8 +314,3 @@ async function* dataOf(chunks: AsyncIterable<pb.BlobChunk>): AsyncIterable<Uint8
   for await (const c of chunks) yield c.data;
 }
 
-/** A blob on this node's disk as GetBlob chunks. */
-async function* localChunks(blobs: BlobStore, req: pb.BlobRequest): AsyncIterable<pb.BlobChunk> {
-  const stream = await blobs.open(req.tenantId, req.blobId, Number(req.offset));
-  for await (const data of stream) yield { tenantId: '', blobId: '', maxBytes: 0, data: data as Buffer };
-}
