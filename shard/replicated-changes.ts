@@ -7,9 +7,36 @@
 // drop, the format key) changes nothing an engine holds.
 import type * as pb from '../proto/gen/shard.js';
 import { decodeEvent, type EngagementEvent } from '../node/runtime/engagement-event.js';
-import { readKey } from './index-keys.js';
+import { readKey, type StoredKey } from './index-keys.js';
 import type { BatchOp } from './rocks-db.js';
 import type { ChangeEvent } from './shard-node.js';
+
+/** What an operation on a key of `kind` changes in an engine; null: nothing. */
+function changeOf(kind: StoredKey['kind'], op: BatchOp['type']): ChangeEvent['type'] | null {
+  switch (kind) {
+    case 'doc':
+      return op === 'put' ? 'upsert' : 'delete';
+    case 'event':
+      // a drop deletes the part's events first; the engine forgets them with the part
+      return op === 'put' ? 'events' : null;
+    case 'meta':
+      // a put is a counter update; the meta key goes last in a drop
+      return op === 'del' ? 'drop' : null;
+    default:
+      return null;
+  }
+}
+
+/** One change event being put together, with its lists still open. */
+interface Building {
+  type: ChangeEvent['type'];
+  ref: pb.IndexRef;
+  part: string;
+  ids: string[];
+  documents: pb.EncodedDocument[];
+  events: EngagementEvent[];
+  firstSeq: number;
+}
 
 /**
  * The change events of `ops` in their order, consecutive operations of one kind on one index part
@@ -17,40 +44,38 @@ import type { ChangeEvent } from './shard-node.js';
  * drops what it built from the partition instead).
  */
 export function replicatedChanges(partition: number, epoch: number, ops: readonly BatchOp[]): ChangeEvent[] | null {
-  const out: ChangeEvent[] = [];
-  let last: ChangeEvent | null = null;
-  let lastPart = '';
+  const built: Building[] = [];
   for (const op of ops) {
     const k = readKey(op.key);
     if (k === null) return null;
     if (k.kind === 'format') continue;
-    const type: ChangeEvent['type'] | null =
-      k.kind === 'doc' ? (op.type === 'put' ? 'upsert' : 'delete') : k.kind === 'event' ? (op.type === 'put' ? 'events' : null) : op.type === 'del' ? 'drop' : null;
+    const type = changeOf(k.kind, op.type);
     if (type === null) continue;
-    let event: EngagementEvent | null = null;
-    if (type === 'events') {
-      event = decodeEvent((op as { value: Buffer }).value);
-      if (event === null) return null;
-    }
+    const event = type === 'events' && op.type === 'put' ? decodeEvent(op.value) : null;
+    if (type === 'events' && event === null) return null;
     const part = `${k.tenantId.length}:${k.tenantId}\0${k.physicalIndexId}\0${k.part}`;
-    const joins =
-      last !== null && part === lastPart && last.type === type && type !== 'drop' && (type !== 'events' || (last.firstSeq ?? 0) + (last.events?.length ?? 0) === k.seq);
-    if (!joins) {
-      const ref: pb.IndexRef = { tenantId: k.tenantId, physicalIndexId: k.physicalIndexId, part: k.part, parts: 0, partition, epoch };
-      last = { type, ref, ids: [], ...(type === 'upsert' ? { documents: [] } : {}), ...(type === 'events' ? { events: [], firstSeq: k.seq } : {}) };
-      lastPart = part;
-      out.push(last);
+    let b = built.at(-1);
+    // events join only when their sequence numbers follow on (the engine replays from `firstSeq`)
+    const joins = b !== undefined && b.part === part && b.type === type && type !== 'drop' && (type !== 'events' || b.firstSeq + b.events.length === k.seq);
+    if (b === undefined || !joins) {
+      b = { type, ref: { tenantId: k.tenantId, physicalIndexId: k.physicalIndexId, part: k.part, parts: 0, partition, epoch }, part, ids: [], documents: [], events: [], firstSeq: k.seq };
+      built.push(b);
     }
-    const e = last!;
-    if (type === 'upsert') {
-      (e.ids as string[]).push(k.docId);
-      (e.documents as pb.EncodedDocument[]).push({ id: k.docId, body: (op as { value: Buffer }).value });
+    if (op.type === 'put' && type === 'upsert') {
+      b.ids.push(k.docId);
+      b.documents.push({ id: k.docId, body: op.value });
     } else if (type === 'delete') {
-      (e.ids as string[]).push(k.docId);
-    } else if (type === 'events') {
-      (e.ids as string[]).push(event!.doc_id);
-      (e.events as EngagementEvent[]).push(event!);
+      b.ids.push(k.docId);
+    } else if (event !== null) {
+      b.ids.push(event.doc_id);
+      b.events.push(event);
     }
   }
-  return out;
+  return built.map(({ type, ref, ids, documents, events, firstSeq }) => ({
+    type,
+    ref,
+    ids,
+    ...(type === 'upsert' ? { documents } : {}),
+    ...(type === 'events' ? { events, firstSeq } : {}),
+  }));
 }
