@@ -41,6 +41,8 @@ export interface Readiness {
   reason: string | null;
   epoch: number | null;
   partitions: number | null;
+  /** partitions whose primary is not live while a follower serves their reads */
+  writesWaiting: number;
 }
 
 /** One part's destination under one placement epoch. */
@@ -168,16 +170,26 @@ export class DataPlane {
     this.liveShards = new Set(members.filter((m) => m.roles.includes('shard')).map((m) => m.node_id));
   }
 
-  /** Ready when placement is known and every partition's primary is a live shard node. */
+  /**
+   * Ready when placement is known and every partition can answer reads: its primary is a live
+   * shard node, or, with reads over replicas, some replica is. Partitions whose primary is not
+   * live are counted in `writesWaiting` (their writes wait for the failover): taking the router
+   * out of its load balancer for them would stop the reads it can still serve.
+   */
   readiness(): Readiness {
     const t = this.placement;
-    if (!t) return { ready: false, reason: 'placement is not known yet', epoch: null, partitions: null };
+    if (!t) return { ready: false, reason: 'placement is not known yet', epoch: null, partitions: null, writesWaiting: 0 };
+    let writesWaiting = 0;
     for (let p = 0; p < t.partitions; p++) {
-      const primary = t.nodes[p]?.[0];
-      if (primary === undefined) return { ready: false, reason: `partition ${p} has no primary`, epoch: t.epoch, partitions: t.partitions };
-      if (!this.liveShards.has(primary)) return { ready: false, reason: `the primary of partition ${p} (${primary}) is not live`, epoch: t.epoch, partitions: t.partitions };
+      const replicas = t.nodes[p] ?? [];
+      const primary = replicas[0];
+      if (primary === undefined) return { ready: false, reason: `partition ${p} has no primary`, epoch: t.epoch, partitions: t.partitions, writesWaiting };
+      if (this.liveShards.has(primary)) continue;
+      const readable = this.opts.replicaReads !== false && replicas.some((n) => this.liveShards.has(n));
+      if (!readable) return { ready: false, reason: `the primary of partition ${p} (${primary}) is not live${replicas.length > 1 ? ', nor any of its followers' : ''}`, epoch: t.epoch, partitions: t.partitions, writesWaiting };
+      writesWaiting++;
     }
-    return { ready: true, reason: null, epoch: t.epoch, partitions: t.partitions };
+    return { ready: true, reason: null, epoch: t.epoch, partitions: t.partitions, writesWaiting };
   }
 
   // ------------------------------------------------------------------ index resolution

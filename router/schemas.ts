@@ -867,6 +867,12 @@ export const Readiness = Type.Object({
   epoch: Type.Union([Type.Integer(), Type.Null()]),
   partitions: Type.Union([Type.Integer(), Type.Null()]),
   reason: Type.Optional(Type.String()),
+  writes_waiting: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: 'Partitions whose primary is not live: their writes answer 503 until the failover, their reads are served by followers (reads over replicas on). 0 when every primary is live.',
+    }),
+  ),
   coordination: Type.Optional(
     Type.Union([Type.Literal('ok'), Type.Literal('unreachable')], {
       description: "'unreachable' from a call of this process that could not reach etcd until one that did; routes that need etcd answer 503 meanwhile, searches still answer",

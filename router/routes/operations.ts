@@ -1,5 +1,5 @@
 // Operations endpoints, no key needed: liveness, readiness (placement known and every partition
-// has a live primary) and Prometheus metrics.
+// readable: a live primary, or with reads over replicas a live follower) and Prometheus metrics.
 import { fail } from '../../node/runtime/errors.js';
 import { Reply, defineRoute, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
@@ -23,7 +23,8 @@ export function operationRoutes(deps: RouterDeps): Route[] {
       method: 'GET',
       path: '/readyz',
       operationId: 'readyz',
-      summary: 'Readiness: placement is known and every partition has a live primary; `coordination` says whether this process reaches etcd (searches answer either way)',
+      summary:
+        'Readiness: placement is known and every partition can be read (a live primary, or a live follower with reads over replicas; `writes_waiting` counts partitions whose writes wait for a failover); `coordination` says whether this process reaches etcd (searches answer either way)',
       tags,
       access: 'none',
       response: { description: 'Ready.', schema: Readiness },
@@ -34,7 +35,7 @@ export function operationRoutes(deps: RouterDeps): Route[] {
         // not a readiness condition: with etcd out of reach searches still answer, and taking
         // every router out of the load balancer would turn that into a full outage
         const coordination = deps.coordinator.health().reachable ? 'ok' : 'unreachable';
-        return { status: 'ready', epoch: r.epoch, partitions: r.partitions, coordination };
+        return { status: 'ready', epoch: r.epoch, partitions: r.partitions, writes_waiting: r.writesWaiting, coordination };
       },
     }),
     defineRoute({
