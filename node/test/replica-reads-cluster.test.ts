@@ -56,6 +56,9 @@ describe('reads over replicas', () => {
     for (const nodes of seen.values()) expect(nodes.size).toBe(2);
     expect(await partQueries('follower')).toBeGreaterThan(0);
     expect(await partQueries('primary')).toBeGreaterThan(0);
+    // the admin view says the same
+    const view = (await api.call<{ router: { part_reads: Record<string, number> } }>('GET', '/v1/admin/cluster', { key: cluster.adminKey })).body;
+    expect(view.router.part_reads.follower).toBe(await partQueries('follower'));
   });
 
   it('has every acknowledged write and delete in the next answer, whichever replica gives it', async () => {

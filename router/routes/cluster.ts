@@ -52,6 +52,10 @@ export const ClusterView = Type.Object({
     epoch: Type.Union([Count, Type.Null()], { description: 'The epoch this router routes with.' }),
     retries_wrong_owner: Count,
     retries_unavailable: Count,
+    part_reads: Type.Object(
+      { primary: Count, follower: Count, follower_fallback: Count, follower_for_primary: Count },
+      { description: 'Part reads (searches, predictions, document reads) this router sent since start, by the replica that answered: how reads spread over replicas, and how many were moved by a failure (`suggest_router_part_queries`).' },
+    ),
   }),
 });
 NAMED_SCHEMAS.set(ClusterView, 'ClusterView');
@@ -129,7 +133,7 @@ export function clusterRoutes(deps: RouterDeps): Route[] {
         started_at: mv.started_at,
         running_ms: Math.max(0, now - Date.parse(mv.started_at)),
       })),
-      router: { node_id: d.nodeId, epoch: data.currentPlacement?.epoch ?? null, retries_wrong_owner: data.retries.wrongOwner, retries_unavailable: data.retries.unavailable },
+      router: { node_id: d.nodeId, epoch: data.currentPlacement?.epoch ?? null, retries_wrong_owner: data.retries.wrongOwner, retries_unavailable: data.retries.unavailable, part_reads: { ...data.partQueries } },
     };
   }
 }
