@@ -9,6 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { workerData } from 'piscina';
+import { releaseDecoderSource } from '../../node/runtime/document.js';
 import { SuggestEngine, type EngineOptions } from '../engine/engine.js';
 import { memoBudget } from '../engine/memo.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
@@ -82,6 +83,7 @@ channel.unref();
 channel.onmessage = (event) => {
   const data = (event as { data?: Partial<ForgetMessage> }).data;
   if (typeof data?.forget === 'string' && mirrors.delete(data.forget)) {
+    releaseDecoderSource();
     released += collectSegments();
     if (released >= COLLECT_AFTER_BYTES) collectSoon();
   }

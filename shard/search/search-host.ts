@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wri
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
-import { decodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
+import { decodeDocument, releaseDecoderSource, type SuggestDocument } from '../../node/runtime/document.js';
 import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { decodeEvent, type EngagementEvent } from '../../node/runtime/engagement-event.js';
@@ -506,6 +506,7 @@ export class SearchHost implements QueryHandler {
     entry.engine?.close();
     this.entries.delete(key);
     this.opts.queryPool?.forget(key);
+    releaseDecoderSource();
   }
 
   /**
