@@ -59,7 +59,11 @@ export async function waitFor(probe: () => Promise<boolean>, timeoutMs = 20_000,
   throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
 }
 
-/** The value of an unlabelled series at `/metrics` (fails the test when it is absent). */
+/**
+ * The value of a series at `/metrics` (fails the test when it is absent). `name` is read as a
+ * regular expression: a labelled series has its braces escaped (`'name\\{label="value"\\}'` as a
+ * string literal).
+ */
 export async function metricValue(api: ApiClient, name: string): Promise<number> {
   const text = (await api.call<string>('GET', '/metrics')).body;
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../runtime/hash.js';
 import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
-import { ApiClient, tenantKey, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
 
 const PARTITIONS = 8;
 let cluster: LocalCluster;
@@ -26,13 +26,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** The router's count of part queries answered by `replica`. */
-async function partQueries(replica: string): Promise<number> {
-  const text = (await api.call<string>('GET', '/metrics')).body;
-  const m = new RegExp(`^suggest_router_part_queries\\{replica="${replica}"\\} (\\S+)$`, 'm').exec(text);
-  if (m === null) throw new Error(`suggest_router_part_queries{replica="${replica}"} is not at /metrics`);
-  return Number(m[1]);
-}
+/** The router's count of part queries answered by `replica` (primary, follower, follower_fallback, follower_for_primary). */
+const partQueries = (replica: string) => metricValue(api, `suggest_router_part_queries\\{replica="${replica}"\\}`);
 
 describe('reads through a failover', () => {
   it('answers every search while the primary of its partition is dead, before and after the failover', async () => {

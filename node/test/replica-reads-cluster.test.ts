@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
 import { partitionOf } from '../runtime/hash.js';
-import { ApiClient, tenantKey, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
 
 interface Answer {
   suggestions: { id: string; title: string }[];
@@ -32,13 +32,8 @@ afterAll(async () => {
 
 const ask = (query: string, extra = '') => api.call<Answer>('GET', `/v1/typeahead?index=shop&bypass_cache=true&query=${encodeURIComponent(query)}${extra}`, { key });
 
-/** The router's count of part queries answered by `replica` (primary, follower, follower_fallback). */
-async function partQueries(replica: string): Promise<number> {
-  const text = (await api.call<string>('GET', '/metrics')).body;
-  const m = new RegExp(`^suggest_router_part_queries\\{replica="${replica}"\\} (\\S+)$`, 'm').exec(text);
-  if (m === null) throw new Error(`suggest_router_part_queries{replica="${replica}"} is not at /metrics`);
-  return Number(m[1]);
-}
+/** The router's count of part queries answered by `replica` (primary, follower, follower_fallback, follower_for_primary). */
+const partQueries = (replica: string) => metricValue(api, `suggest_router_part_queries\\{replica="${replica}"\\}`);
 
 describe('reads over replicas', () => {
   it('sends each part query to both replicas of its partition in turn', async () => {
