@@ -24,7 +24,8 @@ export class TypeaheadCandidates {
   private slots = new Int32Array(256);
 
   reset(byId: boolean): this {
-    // no reference outlives the query (a merged-away segment must not be kept alive)
+    // no reference outlives the query (a merged-away or unloaded segment must not be kept alive);
+    // typeahead resets at its end too
     for (let i = 0; i < this.count; i++) {
       this.segment[i] = undefined;
       this.key[i] = null;

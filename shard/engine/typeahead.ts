@@ -124,6 +124,8 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
   out.sort(byScoreThenTitle);
   clock?.lap('rank');
+  // the thread's scratch must not keep this query's segments alive on a thread that goes quiet
+  cands.reset(false);
   return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, wanted) };
 }
 

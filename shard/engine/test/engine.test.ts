@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { MessageChannel } from 'node:worker_threads';
@@ -352,5 +354,29 @@ describe('SuggestEngine', () => {
     expect(s.format_version).toBe(ENGINE_FORMAT_VERSION);
     expect(s.bytes_per_document).toBeGreaterThan(s.index_bytes_per_document);
     expect(s.bytes.total).toBeGreaterThan(0);
+  });
+});
+
+describe('memory after an engine is let go', () => {
+  it('keeps none of its segments alive through the thread scratch of typeahead', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const held = (() => {
+      const e = new SuggestEngine();
+      e.upsert(small);
+      expect(e.typeahead({ query: 'samsung gal' }).suggestions.length).toBeGreaterThan(0);
+      const buffer = new WeakRef(e.view().segments[0]!.arena.buffer);
+      e.close();
+      return buffer;
+    })();
+    // deref() keeps its target alive until the current job ends: never collect right after it
+    let collected = false;
+    for (let i = 0; i < 20 && !collected; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 5));
+      collected = held.deref() === undefined;
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    expect(collected).toBe(true);
   });
 });
