@@ -5,8 +5,9 @@
 // partition: the node that wrote it is killed, and the download comes from a copy at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../runtime/hash.js';
-import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
-import { ApiClient, tenantKey, waitFor } from './api-client.js';
+import type { LocalCluster } from '../runtime/process-harness.js';
+import { waitFor, type ApiClient } from './api-client.js';
+import { startReplicatedCluster } from './replicated-cluster.js';
 import { bestBuyJsonl, waitForJob, type StartView } from './job-client.js';
 
 const PARTITIONS = 8;
@@ -15,14 +16,12 @@ let api: ApiClient;
 let key: string;
 
 interface ClusterView {
+  settled: boolean;
   partitions: { partition: number; primary: string | null; followers: string[] }[];
 }
 
 beforeAll(async () => {
-  cluster = await startLocalCluster({ shards: 3, routers: 1, partitions: PARTITIONS, env: { SUGGEST_REPLICATION_FACTOR: '2' } });
-  api = new ApiClient(cluster.routerUrls[0]!);
-  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  key = await tenantKey(api, cluster.adminKey, { tenant_id: 'files', name: 'Files', plan: 'enterprise' });
+  ({ cluster, api, key } = await startReplicatedCluster('files', PARTITIONS));
   expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'bestbuy', name: 'bestbuy' } })).status).toBe(200);
 }, 120_000);
 
@@ -60,6 +59,9 @@ describe('job files on a cluster with replication', () => {
   }, 180_000);
 
   it('downloads an export whose node died, from a copy', async () => {
+    // the node killed above left partitions with one replica until they are copied again: the
+    // export's file is copied to the followers its partition has when it is written
+    await waitFor(async () => (await api.call<{ settled: boolean }>('GET', '/v1/admin/cluster', { key: cluster.adminKey })).body.settled, 90_000, 'the cluster to settle on the live nodes');
     const exp = await api.call<StartView>('POST', '/v1/indexes/bestbuy/export/start', { key, body: { format: 'jsonl' } });
     expect(exp.status, JSON.stringify(exp.body)).toBe(200);
     const job = await waitForJob(api, key, exp.body.job_id, 'export', 120_000);
@@ -70,5 +72,5 @@ describe('job files on a cluster with replication', () => {
     const file = await fetch(cluster.routerUrls[0] + job.download_url!, { headers: { 'x-api-key': key } });
     expect(file.status).toBe(200);
     expect((await file.text()).trim().split('\n').length).toBe(3_291);
-  }, 120_000);
+  }, 180_000);
 });

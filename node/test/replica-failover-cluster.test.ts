@@ -4,8 +4,9 @@
 // search meanwhile and after is answered, by the follower, with every document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../runtime/hash.js';
-import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
+import type { LocalCluster } from '../runtime/process-harness.js';
+import { metricValue, waitFor, type ApiClient } from './api-client.js';
+import { startReplicatedCluster } from './replicated-cluster.js';
 
 const PARTITIONS = 8;
 let cluster: LocalCluster;
@@ -13,10 +14,7 @@ let api: ApiClient;
 let key: string;
 
 beforeAll(async () => {
-  cluster = await startLocalCluster({ shards: 3, routers: 1, partitions: PARTITIONS, env: { SUGGEST_REPLICATION_FACTOR: '2' } });
-  api = new ApiClient(cluster.routerUrls[0]!);
-  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  key = await tenantKey(api, cluster.adminKey, { tenant_id: 'failover', name: 'Failover', plan: 'enterprise' });
+  ({ cluster, api, key } = await startReplicatedCluster('failover', PARTITIONS));
   expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'shop', name: 'shop' } })).status).toBe(200);
   const documents = Array.from({ length: 12 }, (_, i) => ({ id: `d${i}`, title: `Wombat Kettle ${i}` }));
   expect((await api.call('POST', '/v1/indexes/shop/documents', { key, body: { documents } })).status).toBe(200);

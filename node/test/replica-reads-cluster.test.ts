@@ -3,9 +3,10 @@
 // partition in turn, so both answer; a follower's engine follows the primary's writes, so every
 // write is in the next answer whichever replica gives it; a killed follower costs no query.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalCluster, type LocalCluster } from '../runtime/process-harness.js';
+import type { LocalCluster } from '../runtime/process-harness.js';
 import { partitionOf } from '../runtime/hash.js';
-import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
+import { metricValue, type ApiClient } from './api-client.js';
+import { startReplicatedCluster } from './replicated-cluster.js';
 
 interface Answer {
   suggestions: { id: string; title: string }[];
@@ -17,10 +18,7 @@ let api: ApiClient;
 let key: string;
 
 beforeAll(async () => {
-  cluster = await startLocalCluster({ shards: 3, routers: 1, partitions: 8, env: { SUGGEST_REPLICATION_FACTOR: '2' } });
-  api = new ApiClient(cluster.routerUrls[0]!);
-  await waitFor(async () => (await api.call('GET', '/readyz')).status === 200, 30_000, 'readyz');
-  key = await tenantKey(api, cluster.adminKey, { tenant_id: 'spread', name: 'Spread', plan: 'enterprise' });
+  ({ cluster, api, key } = await startReplicatedCluster('spread', 8));
   expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'shop', name: 'shop', parts: 2 } })).status).toBe(200);
   const documents = Array.from({ length: 40 }, (_, i) => ({ id: `d${i}`, title: `Wombat Kettle ${i}`, raw: { brand: 'Wombat' } }));
   expect((await api.call('POST', '/v1/indexes/shop/documents', { key, body: { documents } })).status).toBe(200);
