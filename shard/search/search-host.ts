@@ -453,17 +453,17 @@ export class SearchHost implements QueryHandler {
     return entry?.engine ? { loaded: true, ...entry.engine.stats({ refresh: false }), behavior: entry.behavior?.stats() ?? null } : { loaded: false };
   }
 
-  /**
-   * Writes replicated from the partition's primary reached the store of this follower, not its
-   * engines: an engine a read built here (reads may go to followers) would answer without them,
-   * now and once this node leads the partition, so it goes. A scan of the loaded parts per
-   * replicated batch (a few microseconds per thousand).
-   */
   /** A follower's replicated write, applied like the primary's own (QueryHandler.replicaChanged). */
   replicaChanged(event: ChangeEvent): void {
     this.onChange(event);
   }
 
+  /**
+   * Writes replicated from the partition's primary that could not be read as changes reached the
+   * store of this follower, not its engines: an engine a read built here would answer without
+   * them, now and once this node leads the partition, so it goes. A scan of the loaded parts per
+   * such batch (a few microseconds per thousand).
+   */
   replicaWritten(partition: number): void {
     if (this.entries.size === 0) return;
     for (const entry of this.entries.values()) {
