@@ -299,13 +299,10 @@ export class DataPlane {
   private route(tenant: TenantId, physical: PhysicalIndexRecord, part: number): PartRoute {
     const t = this.placement;
     if (!t) return fail('unavailable', { reason: 'Placement is not known yet' });
-    const partition = partitionOf(tenant, physical.physical_index_id, part, t.partitions);
-    const node = t.nodes[partition]?.[0];
+    const { partition, replicas } = replicasOf(t, tenant, physical, part);
+    const node = replicas[0];
     if (node === undefined) return fail('unavailable', { reason: `Partition ${partition} has no primary` });
-    return {
-      node,
-      ref: { tenantId: tenant, physicalIndexId: physical.physical_index_id, part, parts: physical.parts, partition, epoch: t.epoch },
-    };
+    return { node, ref: refOf(t, tenant, physical, part, partition) };
   }
 
   /**
@@ -379,7 +376,7 @@ export class DataPlane {
   }
 
   private async queryPart<T>(tenant: TenantId, physical: PhysicalIndexRecord, part: number, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T> {
-    const follower = this.opts.replicaReads === false ? undefined : this.followerTurn(tenant, physical, part);
+    const follower = this.followerTurn(tenant, physical, part);
     if (follower !== undefined) {
       try {
         const answer = await call(this.shards.client(follower.node), follower.ref, follower.node);
@@ -396,7 +393,7 @@ export class DataPlane {
     try {
       answer = await this.onPart(tenant, physical, part, call);
     } catch (err) {
-      const standIn = this.opts.replicaReads !== false && err instanceof SuggestError && err.code === 'unavailable' ? this.followerTurn(tenant, physical, part, true) : undefined;
+      const standIn = err instanceof SuggestError && err.code === 'unavailable' ? this.followerTurn(tenant, physical, part, true) : undefined;
       if (standIn === undefined) throw err;
       this.log.debug('the primary failed a query; asking a follower', { tenant, physical: physical.physical_index_id, part, node: standIn.node });
       let fromFollower: T;
@@ -415,16 +412,15 @@ export class DataPlane {
 
   /**
    * The route of a part's query when its turn falls on a live follower; undefined for the
-   * primary. The turn goes round the live replicas, or only the live followers when the primary is
-   * not live or `skipPrimary` (it failed the query: a stand-in is picked without taking a turn, so
-   * the next query still starts where the rotation stands).
+   * primary, and always without `replicaReads`. The turn goes round the live replicas, or only the
+   * live followers when the primary is not live or `skipPrimary` (it failed the query: a stand-in
+   * is picked without taking a turn, so the next query still starts where the rotation stands).
    */
   private followerTurn(tenant: TenantId, physical: PhysicalIndexRecord, part: number, skipPrimary = false): PartRoute | undefined {
     const t = this.placement;
-    if (!t) return undefined;
-    const partition = partitionOf(tenant, physical.physical_index_id, part, t.partitions);
-    const replicas = t.nodes[partition];
-    if (replicas === undefined || replicas.length < 2) return undefined;
+    if (!t || this.opts.replicaReads === false) return undefined;
+    const { partition, replicas } = replicasOf(t, tenant, physical, part);
+    if (replicas.length < 2) return undefined;
     const first = skipPrimary || !this.liveShards.has(replicas[0]!) ? 1 : 0;
     let live = 0;
     for (let i = first; i < replicas.length; i++) if (this.liveShards.has(replicas[i]!)) live++;
@@ -436,7 +432,7 @@ export class DataPlane {
       if (!this.liveShards.has(n)) continue;
       if (turn-- === 0) {
         if (i === 0) return undefined;
-        return { node: n, ref: { tenantId: tenant, physicalIndexId: physical.physical_index_id, part, parts: physical.parts, partition, epoch: t.epoch } };
+        return { node: n, ref: refOf(t, tenant, physical, part, partition) };
       }
     }
     return undefined;
@@ -446,8 +442,7 @@ export class DataPlane {
   followers(tenant: TenantId, physical: PhysicalIndexRecord, part: number): NodeId[] {
     const t = this.placement;
     if (!t) return [];
-    const replicas = t.nodes[partitionOf(tenant, physical.physical_index_id, part, t.partitions)] ?? [];
-    return replicas.slice(1).filter((n) => this.liveShards.has(n));
+    return replicasOf(t, tenant, physical, part).replicas.slice(1).filter((n) => this.liveShards.has(n));
   }
 
   /** Runs `call` on every part concurrently. */
@@ -515,4 +510,15 @@ export class DataPlane {
     const removed = await this.onAllParts(tenant, physical, async (api, ref) => (await api.dropIndex({ ref })).removed);
     return removed.reduce((a, b) => a + b, 0);
   }
+}
+
+/** The partition that holds part `part` of `physical` under table `t`, and its replicas (primary first). */
+function replicasOf(t: PlacementTable, tenant: TenantId, physical: PhysicalIndexRecord, part: number): { partition: number; replicas: readonly NodeId[] } {
+  const partition = partitionOf(tenant, physical.physical_index_id, part, t.partitions);
+  return { partition, replicas: t.nodes[partition] ?? [] };
+}
+
+/** The ref a call to part `part` of `physical` carries under table `t`. */
+function refOf(t: PlacementTable, tenant: TenantId, physical: PhysicalIndexRecord, part: number, partition: number): pb.IndexRef {
+  return { tenantId: tenant, physicalIndexId: physical.physical_index_id, part, parts: physical.parts, partition, epoch: t.epoch };
 }
