@@ -17,7 +17,6 @@ import { fail, SuggestError } from '../node/runtime/errors.js';
 import { IndexId, JobId, PhysicalIndexId, type NodeId, type TenantId } from '../node/runtime/ids.js';
 import {
   exportState,
-  holdersOf,
   ingestionState,
   type BlobLocation,
   type DocumentMapping,
@@ -27,7 +26,7 @@ import {
   type UploadFormat,
 } from '../node/runtime/job-state.js';
 import type { Logger } from '../node/runtime/log.js';
-import { copyToNodes } from '../node/runtime/blob-copies.js';
+import { copyToNodes, deleteFromHolders } from '../node/runtime/blob-copies.js';
 import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
 import type { DataPlane, ResolvedIndex } from './data-plane.js';
 import type { Signer } from './signing.js';
@@ -107,13 +106,7 @@ export class JobService {
   /** Removes a job's file from every node holding it; a node that cannot be reached leaves it to its retention sweep. */
   async deleteBlob(tenant: TenantId, loc: BlobLocation | null | undefined): Promise<void> {
     if (!loc) return;
-    for (const holder of holdersOf(loc)) {
-      try {
-        await this.node(holder).deleteBlob({ tenantId: tenant, blobId: loc.id, offset: 0 });
-      } catch (err) {
-        this.log.warn('could not remove a job file', { tenant, blob: loc.id, node: holder, err });
-      }
-    }
+    for (const { node, err } of await deleteFromHolders((n) => this.node(n), tenant, loc)) this.log.warn('could not remove a job file', { tenant, blob: loc.id, node, err });
   }
 
   /** The shard API of a node by id (`unavailable` when it is not a live member). */

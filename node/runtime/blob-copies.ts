@@ -10,9 +10,10 @@ import type { BlobLocation } from './job-state.js';
 import { holdersOf } from './job-state.js';
 import type { ShardApi } from './shard-api.js';
 
-/** The blob calls of a node, all a copy or a read needs. */
+/** The blob calls of a node, all a copy, a read or a delete needs. */
 export type BlobReader = Pick<ShardApi, 'getBlob'>;
 export type BlobWriter = Pick<ShardApi, 'putBlob'>;
+export type BlobDeleter = Pick<ShardApi, 'deleteBlob'>;
 
 /** Streams blob `blobId` of `tenant` from one node into another; the copy's reference. */
 export function copyBlob(from: BlobReader, to: BlobWriter, tenant: string, blobId: string): Promise<pb.BlobRef> {
@@ -53,8 +54,24 @@ export async function copyToNodes(
   return copies;
 }
 
+/**
+ * Deletes the blob from every node that holds it, each tried whatever the others did; the
+ * failures, by node (the caller logs them, or raises one).
+ */
+export async function deleteFromHolders(client: (node: string) => BlobDeleter, tenant: string, loc: BlobLocation): Promise<{ node: string; err: unknown }[]> {
+  const failures: { node: string; err: unknown }[] = [];
+  for (const node of holdersOf(loc)) {
+    try {
+      await client(node).deleteBlob({ tenantId: tenant, blobId: loc.id, offset: 0 });
+    } catch (err) {
+      failures.push({ node, err });
+    }
+  }
+  return failures;
+}
+
 /** Whether a failed read from one holder should move on to the next (the node or its copy is gone). */
-export function tryNextHolder(err: unknown): boolean {
+function tryNextHolder(err: unknown): boolean {
   return err instanceof SuggestError && (err.code === 'unavailable' || err.code === 'file_not_found');
 }
 

@@ -13,8 +13,8 @@ import type * as pb from '../../proto/gen/shard.js';
 import { fail, SuggestError } from '../../node/runtime/errors.js';
 import { partitionOf } from '../../node/runtime/hash.js';
 import { JobId, TenantId, type NodeId } from '../../node/runtime/ids.js';
-import { copyToNodes, readFromHolders, type BlobReader } from '../../node/runtime/blob-copies.js';
-import { holdersOf, type BlobLocation } from '../../node/runtime/job-state.js';
+import { copyToNodes, deleteFromHolders, readFromHolders, type BlobDeleter, type BlobReader } from '../../node/runtime/blob-copies.js';
+import type { BlobLocation } from '../../node/runtime/job-state.js';
 import type { Logger } from '../../node/runtime/log.js';
 import type { ShardDirectory } from '../../node/runtime/shard-api.js';
 import type { BlobStore } from './blob-store.js';
@@ -261,23 +261,15 @@ export class JobRunner {
 
   /** Removes a blob from every node that holds it; the first failure is raised once all were tried. */
   private async deleteBlob(tenant: string, loc: BlobLocation): Promise<void> {
-    let failure: unknown = null;
-    for (const holder of holdersOf(loc)) {
-      try {
-        if (holder === this.o.nodeId) await this.o.blobs.delete(tenant, loc.id);
-        else await this.o.directory.client(holder as NodeId).deleteBlob({ tenantId: tenant, blobId: loc.id, offset: 0 });
-      } catch (err) {
-        failure ??= err;
-      }
-    }
-    if (failure !== null) throw failure;
+    const failures = await deleteFromHolders((n) => this.blobApi(n), tenant, loc);
+    if (failures.length > 0) throw failures[0]!.err;
   }
 
-  /** Reads blobs of this node from its disk, of another over its API. */
-  private blobReader(node: string): BlobReader {
+  /** The blob calls of this node on its disk, of another over its API. */
+  private blobApi(node: string): BlobReader & BlobDeleter {
     if (node !== this.o.nodeId) return this.o.directory.client(node as NodeId);
     const blobs = this.o.blobs;
-    return { getBlob: (req: pb.BlobRequest) => blobs.get(req) };
+    return { getBlob: (req: pb.BlobRequest) => blobs.get(req), deleteBlob: async (req: pb.BlobRequest) => ({ deleted: await blobs.delete(req.tenantId, req.blobId) }) };
   }
 
   private context(rec: JobRecord, run: Running): JobContext {
@@ -292,13 +284,13 @@ export class JobRunner {
       log: this.log,
       stopReason: () => run.stop,
       // from the node that stored it, or a copy when that node cannot answer
-      readBlob: async (loc) => dataOf(readFromHolders((n) => this.blobReader(n), tenant, loc)),
+      readBlob: async (loc) => dataOf(readFromHolders((n) => this.blobApi(n), tenant, loc)),
       writeBlob: (blobId) => blobs.writer(tenant, blobId),
       copyBlob: (blobId) => {
         const t = this.o.placement.current();
         if (!t) return Promise.resolve([]);
         const replicas = t.nodes[partitionOf(tenant, rec.state.physical_index_id as string, 0, t.partitions)] ?? [];
-        return copyToNodes((n) => directory.client(n as NodeId), { node: this.o.nodeId, api: this.blobReader(this.o.nodeId) }, tenant, blobId, replicas, (node, err) =>
+        return copyToNodes((n) => directory.client(n as NodeId), { node: this.o.nodeId, api: this.blobApi(this.o.nodeId) }, tenant, blobId, replicas, (node, err) =>
           this.log.warn('could not copy a job file to a follower; it has one copy fewer', { job: rec.job_id, node, err }),
         );
       },

@@ -2,7 +2,7 @@
 // (the cluster test node/test/job-files-cluster.test.ts runs the same over real nodes).
 import { describe, expect, it } from 'vitest';
 import type * as pb from '../../../proto/gen/shard.js';
-import { copyToNodes, readFromHolders } from '../blob-copies.js';
+import { copyToNodes, deleteFromHolders, readFromHolders } from '../blob-copies.js';
 import { suggestError } from '../errors.js';
 import type { ShardApi } from '../shard-api.js';
 
@@ -21,6 +21,10 @@ function memoryNode(blobs = new Map<string, Buffer>(), opts: { down?: boolean; f
       const data = Buffer.concat(parts);
       blobs.set(id, data);
       return { tenantId: id.split('/')[0]!, blobId: id.split('/')[1]!, size: data.length, sha256: '', nodeId: '' };
+    },
+    async deleteBlob(req: pb.BlobRequest): Promise<pb.DeleteBlobResponse> {
+      if (opts.down) throw unavailable();
+      return { deleted: blobs.delete(`${req.tenantId}/${req.blobId}`) };
     },
     async *getBlob(req: pb.BlobRequest): AsyncIterable<pb.BlobChunk> {
       if (opts.down) throw unavailable();
@@ -95,5 +99,20 @@ describe('readFromHolders', () => {
   it('reads a location without copies (written before copies existed) from its node', async () => {
     const a = memoryNode(new Map([['t/f', file]]));
     expect(await read(readFromHolders(() => a.api, 't', { node: 'a', id: 'f', size: file.length }))).toBe(file.toString());
+  });
+});
+
+describe('deleteFromHolders', () => {
+  it('deletes from every holder, one that is down included in the failures without stopping the others', async () => {
+    const file = Buffer.from('x');
+    const nodes = new Map([
+      ['a', memoryNode(new Map([['t/f', file]]))],
+      ['b', memoryNode(new Map([['t/f', file]]), { down: true })],
+      ['c', memoryNode(new Map([['t/f', file]]))],
+    ]);
+    const failures = await deleteFromHolders((n) => nodes.get(n)!.api, 't', { node: 'a', id: 'f', size: 1, copies: ['b', 'c'] });
+    expect(failures.map((f) => f.node)).toEqual(['b']);
+    expect(failures[0]!.err).toMatchObject({ code: 'unavailable' });
+    expect([...nodes.values()].map((n) => n.blobs.has('t/f'))).toEqual([false, true, false]);
   });
 });
