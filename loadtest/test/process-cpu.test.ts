@@ -29,9 +29,12 @@ describe.runIf(onLinux)('process CPU from /proc', () => {
     const p1 = processCpuSeconds(process.pid)!;
     // 400 ms of CPU, nearly all of it on this thread
     expect(m1 - m0).toBeGreaterThanOrEqual(0.2);
-    // both count 1/100 s ticks: compared as whole ticks, not as differences of floats
+    // both count 1/100 s ticks: compared as whole ticks, not as differences of floats. The kernel
+    // scales a thread's and the whole process's times to their runtime separately (cputime_adjust),
+    // each rounded to a tick, so the process may show one tick less than its busiest thread
+    // (39 against 40, seen once in a loaded test run)
     const ticks = (seconds: number) => Math.round(seconds * 100);
-    expect(ticks(p1 - p0)).toBeGreaterThanOrEqual(ticks(m1 - m0));
+    expect(ticks(p1 - p0)).toBeGreaterThanOrEqual(ticks(m1 - m0) - 1);
   });
 
   it('counts the work of a worker thread in the process figure only', async () => {
