@@ -466,6 +466,20 @@ function searchSegment(
   head: string | null,
   top: TopHits,
 ): number {
+  // The terms of the active words in this segment, with every word required their postings too:
+  // a segment where a required word has none holds no answer, and is left before anything else
+  // (a refreshed index's small segments lack most words of most queries).
+  const termIds: number[][] = new Array<number[]>(n);
+  const cost: number[] = all ? new Array<number>(n).fill(0) : [];
+  for (const w of active) {
+    const ids = (expansions[w] as Expansion[]).map((e) => (e.seg === seg ? e.id : seg.terms.get(e.term)));
+    termIds[w] = ids;
+    if (all) {
+      const c = postingsOf(seg, ids);
+      if (c === 0) return 0;
+      cost[w] = c;
+    }
+  }
   const D = seg.docCount;
   const total = snapshot.f32(0, D);
   const best = snapshot.f32(1, D);
@@ -499,9 +513,6 @@ function searchSegment(
   const postDocs = seg.postDocs;
   const postTf = seg.postTf;
   const postPos = seg.postPos;
-  const termIds = expansions.map((list) => list.map((e) => (e.seg === seg ? e.id : seg.terms.get(e.term))));
-  // with every word required: the postings of each word's expansions, to read the rarest first
-  const cost = all ? termIds.map((ids) => postingsOf(seg, ids)) : [];
   // one word required (a one-word query, or a pass leaving out the other of two): its best postings
   if (active.length === 1 && all && impactCache !== null && docFactor === null) {
     const w = active[0] as number;
@@ -526,8 +537,8 @@ function searchSegment(
   let headCache: ClearingMemo<string, HeadState> | null = null;
   let headState: HeadState | undefined;
   if (all) {
+    // the rarest word first (every cost is above 0: see termIds)
     order.sort((a, b) => (cost[a] as number) - (cost[b] as number));
-    if (cost[order[0] as number] === 0) return 0;
     if (heads !== null && head !== null && predicate === null && order.slice(0, h).every((w) => w < h) && (na === h || order[h] === h)) {
       headCache = heads;
       headState = headCache.get(headKey);

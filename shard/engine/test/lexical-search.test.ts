@@ -113,6 +113,31 @@ describe('lexicalSearch', () => {
     expect(shared).toBeGreaterThan(own); // rarer in the whole index: higher idf
   });
 
+  it('answers over segments of which some lack a word, in every pass, as one segment holding every document does', () => {
+    // a refreshed index: a large segment and small ones that lack most words of a query (a pass
+    // requiring a word a segment lacks leaves that segment at once; the passes leaving the word
+    // out must still search it)
+    const big = [doc('a', 'red shoe leather'), doc('b', 'blue shoe canvas'), doc('c', 'red hat wool'), doc('d', 'green scarf'), doc('e', 'red shoe laces')];
+    const small1 = [doc('f', 'red boot'), doc('g', 'yellow shoe')];
+    const small2 = [doc('h', 'zorbix red gadget')];
+    const segs = [big, small1, small2].map((docs) => new SegmentBuilder().addAll(docs).build());
+    const whole = new SegmentBuilder().addAll([...big, ...small1, ...small2]).build();
+    const split = new IndexSnapshot(segs);
+    const one = new IndexSnapshot([whole]);
+    const ids = (snap: IndexSnapshot, q: string, options: Partial<LexicalOptions> = {}) =>
+      lexicalSearch(snap, analyzeQuery(q), { limit: 10, ...options }).hits.map((h) => [snap.segments[h.segment]!.idAt(h.ord), Math.round(h.score * 1e6), h.matched]);
+    for (const q of ['red shoe ', 'red shoe', 'red sh', 'shoe zorbix ', 'zorbix gadget red ', 'red boot ', 'yellow canvas ', 'zor re']) {
+      for (const requireAll of [false, true]) {
+        const got = ids(split, q, { requireAll });
+        expect(got, `${q} requireAll=${requireAll}`).toEqual(ids(one, q, { requireAll }));
+      }
+    }
+    // the documents of the small segments are found with every word, and with one left out
+    expect(ids(split, 'red boot ', { requireAll: true }).map((h) => h[0])).toEqual(['f']);
+    expect(ids(split, 'shoe zorbix ').map((h) => h[0])).toContain('h');
+    expect(ids(split, 'shoe zorbix ').map((h) => h[0])).toContain('g');
+  });
+
   it('skips deleted documents', () => {
     const seg = new SegmentBuilder().addAll([doc('a', 'lamp'), doc('b', 'lamp shade')]).build();
     seg.delete(0);
