@@ -98,6 +98,27 @@ export class IndexSnapshot {
     return v;
   }
 
+  /**
+   * `df(term)` for a term whose id in segment i, if any, lies within `ranges[i]` (the segment's
+   * ids of a prefix of `term`), and which `seg` holds as `id`: a few ids of each segment are
+   * searched instead of all of them. Typeahead expands a typed prefix into dozens of completions,
+   * and a refreshed index (small segments beside the large one, a new snapshot at every refresh)
+   * looked each one up again in every segment's whole table.
+   */
+  dfWithin(term: string, ranges: readonly (readonly [number, number])[], seg: Segment, id: number): number {
+    let v = this.dfCache.get(term);
+    if (v !== undefined) return v;
+    v = 0;
+    for (let i = 0; i < this.segments.length; i++) {
+      const s = this.segments[i] as Segment;
+      const [lo, hi] = ranges[i] as readonly [number, number];
+      const t = s === seg ? id : hi > lo ? s.terms.getIn(term, lo, hi) : -1;
+      if (t >= 0) v += s.termDf[t] as number;
+    }
+    this.dfCache.set(term, v);
+    return v;
+  }
+
   /** Documents containing both terms (postings intersection over segments; cached). */
   cooccurrence(a: string, b: string): number {
     const key = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;

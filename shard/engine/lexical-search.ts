@@ -372,29 +372,32 @@ function splitUnknownCompounds(snapshot: IndexSnapshot, words: QueryWord[]): Que
 
 function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy: boolean): Expansion[] {
   const out = new Map<string, Expansion>();
-  const put = (term: string, factor: number, typos: number, seg: Segment | null = null, id = -1): void => {
+  /** `df`: the term's documents over the snapshot when the caller has them (else looked up) */
+  const put = (term: string, factor: number, typos: number, seg: Segment | null = null, id = -1, df = -1): void => {
     const prev = out.get(term);
-    if (prev === undefined) out.set(term, { term, factor, typos, seg, id, df: snapshot.df(term) });
+    if (prev === undefined) out.set(term, { term, factor, typos, seg, id, df: df >= 0 ? df : snapshot.df(term) });
     else if (prev.factor < factor) out.set(term, seg === null ? { term, factor, typos, seg: prev.seg, id: prev.id, df: prev.df } : { term, factor, typos, seg, id, df: prev.df });
   };
   put(w.term, 1, 0);
   // while a word is typed, "sams" is more likely the start of "samsung" than a plural of "sam"
   for (const a of w.alternatives) put(a, isPrefix ? PREFIX_ALT_FACTOR : ALT_FACTOR, 0);
+  const segments = snapshot.segments;
   if (isPrefix) {
     // completions, most frequent first; the closer to fully typed, the closer to a full match
     const cap = maxExpansions(w.term.length);
+    const ranges = segments.map((seg) => seg.terms.prefixRange(w.term));
     const seen = new Map<string, { df: number; seg: Segment; id: number }>();
-    for (const seg of snapshot.segments) {
-      const [lo, hi] = seg.terms.prefixRange(w.term);
+    segments.forEach((seg, i) => {
+      const [lo, hi] = ranges[i] as [number, number];
       for (const t of frequentCompletions(seg, lo, hi, cap)) {
         const term = seg.terms.termAt(t);
         const c = seen.get(term);
         if (c === undefined) seen.set(term, { df: seg.termDf[t] as number, seg, id: t });
         else c.df += seg.termDf[t] as number;
       }
-    }
+    });
     const completions = [...seen].sort((a, b) => b[1].df - a[1].df).slice(0, cap);
-    for (const [term, c] of completions) put(term, completionFactor(w.term.length, term.length), 0, c.seg, c.id);
+    for (const [term, c] of completions) put(term, completionFactor(w.term.length, term.length), 0, c.seg, c.id, snapshot.dfWithin(term, ranges, c.seg, c.id));
   }
   // Typo neighbours only for words the index does not know well: a frequent word is meant as
   // typed, and skipping the walk keeps common queries cheap.
@@ -407,13 +410,14 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
       const f = Math.pow(TYPO_FACTOR, cost);
       if (isPrefix && m.matched !== m.term) {
         // a prefix-mode subtree: the frequent completions of the corrected prefix
-        for (const seg of snapshot.segments) {
-          const [lo, hi] = seg.terms.prefixRange(m.matched);
+        const ranges = segments.map((seg) => seg.terms.prefixRange(m.matched));
+        segments.forEach((seg, i) => {
+          const [lo, hi] = ranges[i] as [number, number];
           for (const t of frequentCompletions(seg, lo, hi, 8)) {
             const term = seg.terms.termAt(t);
-            put(term, f * completionFactor(m.matched.length, term.length), m.distance, seg, t);
+            put(term, f * completionFactor(m.matched.length, term.length), m.distance, seg, t, out.has(term) ? -1 : snapshot.dfWithin(term, ranges, seg, t));
           }
-        }
+        });
       } else {
         put(m.term, f * (isPrefix ? completionFactor(m.matched.length, m.term.length) : 1), m.distance);
       }

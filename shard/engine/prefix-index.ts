@@ -66,6 +66,15 @@ export class PrefixIndex {
     return i < this.size && this.equalsAt(i, term) ? i : -1;
   }
 
+  /**
+   * Id of `term` among ids `[lo, hi)`, or -1: a term starting with a prefix lies in that prefix's
+   * `prefixRange`, a handful of ids in a small table where `get` searches all of them.
+   */
+  getIn(term: string, lo: number, hi: number): number {
+    const i = lowerBound(this.chars, this.offsets, this.offsets, 1, lo, hi, term);
+    return i < hi && this.equalsAt(i, term) ? i : -1;
+  }
+
   has(term: string): boolean {
     return this.get(term) >= 0;
   }

@@ -22,6 +22,24 @@ describe('PrefixIndex', () => {
     }
   });
 
+  it('finds a term within the range of any prefix of it as get does, and no term outside the range', () => {
+    const rnd = random(17);
+    for (let round = 0; round < 10; round++) {
+      const words = Array.from({ length: 400 }, () => randomWord(rnd, 'abcde', 1, 7));
+      const index = PrefixIndex.build(words);
+      for (let q = 0; q < 200; q++) {
+        const term = randomWord(rnd, 'abcdez', 1, 7);
+        for (let cut = 0; cut <= term.length; cut++) {
+          const [lo, hi] = index.prefixRange(term.slice(0, cut));
+          expect(index.getIn(term, lo, hi)).toBe(index.get(term));
+        }
+        // a range that does not hold it: never found there
+        const id = index.get(term);
+        if (id >= 0) expect([index.getIn(term, 0, id), index.getIn(term, id + 1, index.size)]).toEqual([-1, -1]);
+      }
+    }
+  });
+
   it('handles non-ASCII keys by code unit', () => {
     const index = PrefixIndex.build(['東京', '東京タワー', 'crème', 'creme', '😀x', '😀']);
     expect(index.get('東京タワー')).toBeGreaterThanOrEqual(0);

@@ -28,9 +28,10 @@ describe('StageClock', () => {
     clock.lap('a');
     const p = clock.report();
     expect(Object.keys(p.stages)).toEqual(['a', 'b']);
+    // both laps of `a` (2 + 1 ms) add up; wall-clock spins only lengthen when the thread is
+    // preempted, so lower bounds are all that hold on a busy machine (b < a failed once)
     expect(p.stages.a).toBeGreaterThanOrEqual(3);
     expect(p.stages.b).toBeGreaterThanOrEqual(1);
-    expect(p.stages.b!).toBeLessThan(p.stages.a!);
     expectPartition(p);
   });
 });
