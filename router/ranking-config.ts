@@ -136,6 +136,18 @@ export class RankingConfig {
    * What applies to `query` now. Memoized per packed configuration (by kind, query and, for
    * timed rules, which rules are live), so a cached answer costs no query analysis.
    */
+  /** When the rules live for `rec` next change (a scheduled rule starts or ends); Infinity when never. */
+  stableUntil(rec: IndexRecord, now = Date.now()): number {
+    const p = this.of(rec);
+    if (!p.scheduled) return Number.POSITIVE_INFINITY;
+    let next = Number.POSITIVE_INFINITY;
+    for (const r of p.rules) {
+      if (r.startsAt !== null && r.startsAt > now) next = Math.min(next, r.startsAt);
+      if (r.endsAt !== null && r.endsAt > now) next = Math.min(next, r.endsAt);
+    }
+    return next;
+  }
+
   select(rec: IndexRecord, kind: 'typeahead' | 'autocomplete', query: string, now = Date.now()): RankingSelection {
     const p = this.of(rec);
     if (p === EMPTY) return select(p, kind, query, now);

@@ -7,6 +7,7 @@ import type { KeyRecord } from '../coordinator/coordinator.js';
 import { SuggestError, fail } from '../node/runtime/errors.js';
 import type { Auth } from './auth.js';
 import type { CompiledRoute } from './compiled-route.js';
+import type { FrontCache, FrontTicket } from './front-cache.js';
 import type { BodyResult, Dispatch, Exchange, RequestHead } from './http-server.js';
 import { parseJsonBody } from './json-body.js';
 import type { HttpMethod, Req } from './route.js';
@@ -70,6 +71,7 @@ class FastRequest implements Req<Record<string, unknown>, Record<string, unknown
     readonly key: KeyRecord | null,
     readonly tenant: TenantContext | null,
     readonly contentType: string,
+    readonly frontTicket: FrontTicket | null,
   ) {}
 }
 
@@ -81,7 +83,11 @@ const settle = (p: Promise<unknown>): undefined => {
 };
 
 export class RequestPipeline {
-  constructor(private readonly auth: Auth) {}
+  /** `front`: answers remembered by the request as it arrived (front-cache.ts); null: none */
+  constructor(
+    private readonly auth: Auth,
+    private readonly front: FrontCache | null = null,
+  ) {}
 
   readonly dispatch: Dispatch = async (x, route, rawParams, head, body) => {
     try {
@@ -106,19 +112,27 @@ export class RequestPipeline {
         if (k instanceof Promise) return settle(k);
         this.auth.checkAccess(k, spec.access);
         key = k;
+        // the same request answered from the cache before, and nothing it rests on changed
+        if (this.front !== null && rawParams.length === 0) {
+          const known = this.front.answer(route, head, k);
+          if (known !== undefined) return known;
+        }
       }
       const v = route.validator;
       const params = v.params(rawParams);
       const query = v.query(head.query);
       const headers = v.headers(head.headerValues);
       let tenant: TenantContext | null = null;
+      let ticket: FrontTicket | null = null;
       if (spec.tenant === true && key !== null) {
-        const t = this.auth.tenantFor(key, { query: asString(query.tenant_id), header: asString(headers['X-Tenant-Id']), body: undefined });
+        const named = { query: asString(query.tenant_id), header: asString(headers['X-Tenant-Id']), body: undefined };
+        const t = this.auth.tenantFor(key, named);
         if (t instanceof Promise) return settle(t);
         if (spec.feature) requireFeature(t, spec.feature);
         tenant = t;
+        if (this.front !== null && rawParams.length === 0) ticket = { route, head, key, namedInQuery: named.query, namedInHeader: named.header, tenant };
       }
-      return spec.fast.call(spec, new FastRequest(method as HttpMethod, path, params, query, headers, key, tenant, head.contentType));
+      return spec.fast.call(spec, new FastRequest(method as HttpMethod, path, params, query, headers, key, tenant, head.contentType, ticket));
     } catch {
       return undefined;
     }

@@ -34,11 +34,18 @@ export function sawEveryWrite(parts: readonly { indexing?: number }[]): boolean 
   return unseenDocuments(parts) === 0;
 }
 
-interface Entry {
-  body: string;
+/** A cached answer; the response cache's front holds entries to serve them while they are held here. */
+export interface CacheEntry {
+  readonly body: string;
   bytes: number;
   /** served since it was stored or last spared */
   used: boolean;
+  /** still held: false once evicted or replaced (and for every entry of a reset cache, see `holds`) */
+  held: boolean;
+  /** the cache's resets when it was stored */
+  readonly resets: number;
+  /** the requests the cache's front answers from this entry (front-cache.ts), null for none */
+  fronts: string[] | null;
 }
 
 /** Map entry, entry object and string headers of one cached answer, beside its characters. */
@@ -54,7 +61,7 @@ export function stringBytes(s: string): number {
 }
 
 export class ResponseCache implements CacheSize {
-  private readonly byKey = new Map<string, Entry>();
+  private readonly byKey = new Map<string, CacheEntry>();
   private size = 0;
   private evicted = 0;
   private readonly generations = new Map<string, number>();
@@ -64,6 +71,9 @@ export class ResponseCache implements CacheSize {
    */
   private highest = 0;
   private floor = 0;
+  private resets = 0;
+  private leaving: ((entry: CacheEntry) => void) | null = null;
+  private resetting: (() => void) | null = null;
   private readonly live: () => boolean;
   private readonly hits: { inc(): void };
   private readonly misses: { inc(): void };
@@ -114,28 +124,66 @@ export class ResponseCache implements CacheSize {
 
   /** The cached body, counting a hit; a miss is counted by `missed` once the answer is computed. */
   get(key: string): string | undefined {
+    return this.lookup(key)?.body;
+  }
+
+  /** The cached entry, counting a hit (as `get`). */
+  lookup(key: string): CacheEntry | undefined {
     const hit = this.byKey.get(key);
     if (hit === undefined) return undefined;
     hit.used = true;
     this.hits.inc();
-    return hit.body;
+    return hit;
+  }
+
+  /** Whether `entry` is still held (not evicted, replaced or reset away). */
+  holds(entry: CacheEntry): boolean {
+    return entry.held && entry.resets === this.resets;
+  }
+
+  /**
+   * Calls `leave` with every entry that leaves the cache (evicted or replaced) and `reset` when
+   * everything does: what keeps state beside entries (the cache's front) drops it with them.
+   */
+  onLeave(leave: (entry: CacheEntry) => void, reset: () => void): void {
+    this.leaving = leave;
+    this.resetting = reset;
+  }
+
+  /** Adds `bytes` to a held entry's estimate (what is kept beside it), evicting as `set` does. */
+  grow(entry: CacheEntry, bytes: number): void {
+    if (!this.holds(entry)) return;
+    entry.bytes += bytes;
+    this.size += bytes;
+    while (this.size > this.maxBytes) this.evictOldest();
+  }
+
+  /** Counts a hit served from `entry` without a lookup (the cache's front). */
+  served(entry: CacheEntry): void {
+    entry.used = true;
+    this.hits.inc();
   }
 
   missed(): void {
     this.misses.inc();
   }
 
-  set(key: string, body: string): void {
+  /** Stores an answer; the entry, or null when it is too large to keep. */
+  set(key: string, body: string): CacheEntry | null {
     const bytes = stringBytes(key) + stringBytes(body) + ENTRY_OVERHEAD_BYTES;
-    if (bytes > this.maxBytes * MAX_ENTRY_SHARE) return;
+    if (bytes > this.maxBytes * MAX_ENTRY_SHARE) return null;
     const previous = this.byKey.get(key);
     if (previous !== undefined) {
       this.size -= previous.bytes;
+      previous.held = false;
       this.byKey.delete(key);
+      this.leaving?.(previous);
     }
-    this.byKey.set(key, { body, bytes, used: false });
+    const entry: CacheEntry = { body, bytes, used: false, held: true, resets: this.resets, fronts: null };
+    this.byKey.set(key, entry);
     this.size += bytes;
     while (this.size > this.maxBytes) this.evictOldest();
+    return entry.held ? entry : null;
   }
 
   /** The oldest entry goes, or moves to the back unused if it was served (second chance). */
@@ -150,7 +198,9 @@ export class ResponseCache implements CacheSize {
       return;
     }
     this.size -= entry.bytes;
+    entry.held = false;
     this.evicted++;
+    this.leaving?.(entry);
   }
 
   /** Retires every cached answer of one physical index (changed, dropped or swapped). */
@@ -163,9 +213,11 @@ export class ResponseCache implements CacheSize {
 
   /** Retires every cached answer (announcements may have been missed). */
   reset(): void {
+    this.resets++;
     this.floor = ++this.highest;
     this.generations.clear();
     this.byKey.clear();
     this.size = 0;
+    this.resetting?.();
   }
 }

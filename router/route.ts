@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { KeyRecord } from '../coordinator/coordinator.js';
 import type { ErrorCode } from '../node/runtime/errors.js';
+import type { FrontTicket } from './front-cache.js';
 import type { TenantContext } from './tenant-context.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'QUERY';
@@ -60,6 +61,11 @@ export interface Req<P = unknown, Q = unknown, H = unknown, B = unknown> {
   readonly contentType: string;
   /** true once the client went away; long handlers may stop early */
   readonly aborted: boolean;
+  /**
+   * On the fast path of a tenant-scoped route without path parameters: the request as it
+   * arrived, for a cached answer to be remembered by it (front-cache.ts); absent elsewhere.
+   */
+  readonly frontTicket?: FrontTicket | null;
 }
 
 export interface RouteSpec<P extends TObject = TObject, Q extends TObject = TObject, H extends TObject = TObject, B extends TSchema = TSchema> {

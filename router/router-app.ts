@@ -16,6 +16,7 @@ import { JobService } from './job-service.js';
 import { Signer } from './signing.js';
 import { MetaHub } from './sse.js';
 import { renderContract } from './openapi.js';
+import { FrontCache } from './front-cache.js';
 import { RequestPipeline } from './request-pipeline.js';
 import type { Contract, RouterDeps } from './router-deps.js';
 import { allRoutes } from './routes/all-routes.js';
@@ -36,12 +37,13 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const limits = new DocumentLimits(coordinator, data);
   // the response caches' memory: three quarters for search answers, a quarter for predictions
   const cacheBytes = config.responseCacheMb * 1024 * 1024;
-  const search = new SearchService(data, shards, metrics, Math.floor(cacheBytes * 0.75));
+  const front = new FrontCache(auth, data);
+  const search = new SearchService(data, shards, metrics, Math.floor(cacheBytes * 0.75), front);
   const predict = new PredictService(data, shards, metrics, Math.floor(cacheBytes * 0.25));
   const signer = await Signer.create(config, coordinator);
   const jobs = new JobService(coordinator, data, shards, signer, config, log);
   const events = new MetaHub();
-  const pipeline = new RequestPipeline(auth);
+  const pipeline = new RequestPipeline(auth, front);
   const server = new HttpServer({ maxJsonBody: config.maxJsonBody, metrics, log }, pipeline.dispatch, pipeline.fast);
 
   let contract: Contract | null = null;

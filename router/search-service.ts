@@ -10,9 +10,11 @@ import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinato
 import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
-import { ResponseCache, sawEveryWrite, unseenDocuments } from './response-cache.js';
+import type { FrontCache, FrontTicket } from './front-cache.js';
+import { ResponseCache, sawEveryWrite, unseenDocuments, type CacheEntry } from './response-cache.js';
 import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane } from './data-plane.js';
+import type { ResolvedIndex } from './data-plane.js';
 import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
 import { Reply } from './route.js';
 
@@ -90,14 +92,20 @@ export class SearchService {
   private readonly cache: ResponseCache;
   private readonly ranking = new RankingConfig();
 
-  /** `cacheBytes`: the bound of the response cache's estimated memory (0: nothing cached) */
+  /**
+   * `cacheBytes`: the bound of the response cache's estimated memory (0: nothing cached);
+   * `front`: where answers served from the cache are remembered by the request as it arrived
+   * (null: not at all)
+   */
   constructor(
     private readonly data: DataPlane,
     shards: ShardDirectory,
     metrics: Metrics,
     cacheBytes: number,
+    private readonly front: FrontCache | null = null,
   ) {
     this.cache = new ResponseCache('search_response', shards, metrics, cacheBytes);
+    front?.attach(this.cache);
   }
 
   /**
@@ -108,7 +116,7 @@ export class SearchService {
    * handler's. Undefined sends the request to `search` (which also turns every failure into its
    * error response); nothing here has a side effect but caching.
    */
-  searchSync(p: SearchParams): string | Promise<string> | undefined {
+  searchSync(p: SearchParams, ticket: FrontTicket | null = null): string | Promise<string> | undefined {
     const started = performance.now();
     if (p.debug || p.profile || p.benchmark) return undefined;
     const resolved = this.data.resolveCached(p.tenant, p.index);
@@ -116,10 +124,16 @@ export class SearchService {
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const behavior = behaviorOf(resolved.index);
-    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
+    // what the cache key is built from, for the front to check later (see rememberFront)
+    const gen = this.cache.generation(p.tenant, physical.physical_index_id);
+    const epoch = this.data.placementEpoch;
+    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior, gen, epoch);
     if (cacheKey !== null) {
-      const hit = this.cache.get(cacheKey);
-      if (hit !== undefined) return `{"took_ms":${round(performance.now() - started)},${hit}`;
+      const hit = this.cache.lookup(cacheKey);
+      if (hit !== undefined) {
+        if (ticket !== null) this.rememberFront(ticket, p, resolved, hit, gen, epoch);
+        return `{"took_ms":${round(performance.now() - started)},${hit.body}`;
+      }
     }
     const routes = this.data.partRoutes(p.tenant, physical);
     const payload = payloadOf(p, ranking, behavior, routes.length);
@@ -136,7 +150,10 @@ export class SearchService {
     const finish = (done: PartResult[]): string => {
       const rest = this.render(p, done, ranking, null);
       // keyed by the generation the query started under: a write meanwhile makes it unreachable
-      if (cacheKey !== null && sawEveryWrite(done)) this.cache.set(cacheKey, rest);
+      if (cacheKey !== null && sawEveryWrite(done)) {
+        const entry = this.cache.set(cacheKey, rest);
+        if (entry !== null && ticket !== null) this.rememberFront(ticket, p, resolved, entry, gen, epoch);
+      }
       return `{"took_ms":${round(performance.now() - started)},${rest}`;
     };
     // a part answered on a query thread, or an engine still loading: the answer is awaited here,
@@ -150,7 +167,7 @@ export class SearchService {
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const behavior = behaviorOf(resolved.index);
-    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior, this.cache.generation(p.tenant, physical.physical_index_id), this.data.placementEpoch);
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
@@ -208,11 +225,14 @@ export class SearchService {
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
   }
 
+  /** Remembers, by the request as it arrived, how to serve `entry` again (front-cache.ts). */
+  private rememberFront(ticket: FrontTicket, p: SearchParams, resolved: ResolvedIndex, entry: CacheEntry, generation: number, epoch: number): void {
+    this.front?.remember(ticket, entry, { tenantId: p.tenant, index: p.index, resolved, generation, epoch, until: this.ranking.stableUntil(resolved.index) });
+  }
+
   /** The response-cache key, or null when this request may not use the cache. */
-  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined): string | null {
+  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined, gen: number, epoch: number): string | null {
     if (!this.cache.enabled || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
-    const gen = this.cache.generation(p.tenant, physical.physical_index_id);
-    const epoch = this.data.placementEpoch;
     // user_id and the schema's events settings change behaviour ranking; events themselves bump `gen`
     return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${epoch}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
   }

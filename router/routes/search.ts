@@ -142,7 +142,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       response: { description: 'Suggestions (`{id, type, title, score}`).', schema: TypeaheadResponse },
       errors: ['index_not_found', 'unavailable'],
       handler: (req) => deps.search.search(typeaheadParams(req)),
-      fast: (req) => deps.search.searchSync(typeaheadParams(req)),
+      fast: (req) => deps.search.searchSync(typeaheadParams(req), req.frontTicket ?? null),
     }),
     queryMethod('typeahead', '/v1/typeahead', 'typeaheadQuery', 'Prefix suggestions (QUERY method)', TypeaheadResponse),
 
@@ -169,7 +169,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       response: { description: 'Suggestions.', schema: AutocompleteResponse },
       errors: ['index_not_found', 'plan_required', 'unavailable'],
       handler: (req) => deps.search.search(autocompleteParams(req)),
-      fast: (req) => deps.search.searchSync(autocompleteParams(req)),
+      fast: (req) => deps.search.searchSync(autocompleteParams(req), req.frontTicket ?? null),
     }),
     queryMethod('autocomplete', '/v1/autocomplete', 'autocompleteQuery', 'Ranked suggestions (QUERY method)', AutocompleteResponse),
 

@@ -1,0 +1,170 @@
+// The front of the search response cache: a cached answer found from the request as it arrived
+// (its API key, raw query string and declared headers), before the query string is parsed and
+// checked and the cache key is built. Those steps are pure functions of the raw request, so a
+// request identical to one answered from the cache needs none of them again; what can change
+// meanwhile is checked instead, at the cost of a few map lookups:
+//
+// - the key still authenticates as the same key record and names the same tenant context (the
+//   auth caches replace both on any key or tenant event, and on expiry);
+// - the response-cache entry is still held and the cache is live;
+// - the index resolves to the same index and physical-index records (which carry its schema and
+//   merchandising; the metadata caches replace them on every event and on expiry), its
+//   generation and the placement epoch are those the cache key was built with, and no
+//   scheduled merchandising rule has started or ended since.
+//
+// Any doubt falls through to the ordinary path, which answers and remembers the request again.
+// Remembered requests live as long as the cached answers they lead to: each is charged to its
+// response-cache entry's size and forgotten when the entry leaves, so the response cache's bound
+// covers both. On typeahead keystrokes answered from the cache, the steps this skips were about
+// half of a cached request's CPU (BENCHMARKS.md, "The front of the response cache").
+import type { KeyRecord } from '../coordinator/coordinator.js';
+import type { TenantId } from '../node/runtime/ids.js';
+import type { Auth } from './auth.js';
+import type { CompiledRoute } from './compiled-route.js';
+import type { DataPlane, ResolvedIndex } from './data-plane.js';
+import type { RequestHead } from './http-server.js';
+import { stringBytes, type CacheEntry, type ResponseCache } from './response-cache.js';
+import type { TenantContext } from './tenant-context.js';
+
+/** What the request pipeline knows of a request on the fast path, for its answer to be remembered. */
+export interface FrontTicket {
+  route: CompiledRoute;
+  head: RequestHead;
+  key: KeyRecord;
+  /** the tenant named by the query string and the X-Tenant-Id header */
+  namedInQuery: string | undefined;
+  namedInHeader: string | undefined;
+  tenant: TenantContext;
+}
+
+/** What a cached answer was built from, as the search service saw it when it built the key. */
+export interface FrontStamps {
+  tenantId: TenantId;
+  index: string;
+  resolved: ResolvedIndex;
+  generation: number;
+  epoch: number;
+  /** when a scheduled merchandising rule next starts or ends (Infinity: none) */
+  until: number;
+}
+
+/**
+ * A remembered request. A class, so that every entry has one shape: entries made by spreading the
+ * ticket and the stamps took several, and reading their fields went through the slow lookups of
+ * megamorphic code (a third of a front hit on a keystroke stream).
+ */
+class FrontEntry {
+  readonly route: CompiledRoute;
+  readonly headerValues: string[];
+  readonly key: KeyRecord;
+  readonly namedInQuery: string | undefined;
+  readonly namedInHeader: string | undefined;
+  readonly tenant: TenantContext;
+  readonly tenantId: TenantId;
+  readonly index: string;
+  readonly resolved: ResolvedIndex;
+  readonly generation: number;
+  readonly epoch: number;
+  readonly until: number;
+
+  constructor(
+    ticket: FrontTicket,
+    stamps: FrontStamps,
+    /** the response-cache entry answered from */
+    readonly entry: CacheEntry,
+  ) {
+    this.route = ticket.route;
+    this.headerValues = ticket.head.headerValues;
+    this.key = ticket.key;
+    this.namedInQuery = ticket.namedInQuery;
+    this.namedInHeader = ticket.namedInHeader;
+    this.tenant = ticket.tenant;
+    this.tenantId = stamps.tenantId;
+    this.index = stamps.index;
+    this.resolved = stamps.resolved;
+    this.generation = stamps.generation;
+    this.epoch = stamps.epoch;
+    this.until = stamps.until;
+  }
+}
+
+/**
+ * Requests remembered per cached answer (the same answer reached by other keys of the tenant, or
+ * with the parameters in another order); more are answered by the ordinary path.
+ */
+const MAX_FRONTS_PER_ENTRY = 4;
+/** Estimated bytes of a remembered request besides its key's characters (entry object, map slot, header list). */
+const FRONT_ENTRY_BYTES = 200;
+
+export class FrontCache {
+  /** by API key and raw query string ('' for none), joined by a line break (no header holds one) */
+  private readonly byRequest = new Map<string, FrontEntry>();
+  private cache: ResponseCache | null = null;
+
+  constructor(
+    private readonly auth: Auth,
+    private readonly data: DataPlane,
+  ) {}
+
+  get entries(): number {
+    return this.byRequest.size;
+  }
+
+  /** Serves from `cache` (once): its entries' departures take the requests remembered for them. */
+  attach(cache: ResponseCache): void {
+    this.cache = cache;
+    cache.onLeave(
+      (entry) => this.forget(entry),
+      () => this.byRequest.clear(),
+    );
+  }
+
+  /**
+   * The answer to a request identical to a remembered one, counted as a cache hit, if nothing it
+   * rests on changed; undefined otherwise.
+   */
+  answer(route: CompiledRoute, head: RequestHead, key: KeyRecord): string | undefined {
+    const started = performance.now();
+    const cache = this.cache;
+    const e = this.byRequest.get(`${head.apiKey}\n${head.query ?? ''}`);
+    if (cache === null || e === undefined || e.route !== route || e.key !== key || !sameValues(e.headerValues, head.headerValues)) return undefined;
+    if (!cache.holds(e.entry) || !cache.enabled) return undefined;
+    if (this.auth.tenantFor(key, { query: e.namedInQuery, header: e.namedInHeader, body: undefined }) !== e.tenant) return undefined;
+    // the records, not the resolution around them (remade every second from the same records)
+    const resolved = this.data.resolveCached(e.tenantId, e.index);
+    if (resolved === undefined || resolved.index !== e.resolved.index || resolved.physical !== e.resolved.physical || this.data.placementEpoch !== e.epoch) return undefined;
+    if (cache.generation(e.tenantId, e.resolved.physical.physical_index_id) !== e.generation) return undefined;
+    if (e.until !== Number.POSITIVE_INFINITY && Date.now() >= e.until) return undefined;
+    cache.served(e.entry);
+    return `{"took_ms":${Math.round((performance.now() - started) * 1000) / 1000},${e.entry.body}`;
+  }
+
+  /** Remembers how to answer the request of `ticket` again from `entry` of the attached cache. */
+  remember(ticket: FrontTicket, entry: CacheEntry, stamps: FrontStamps): void {
+    const cache = this.cache;
+    if (cache === null || !cache.holds(entry)) return;
+    const k = `${ticket.head.apiKey}\n${ticket.head.query ?? ''}`;
+    const fronts = entry.fronts ?? [];
+    const known = fronts.includes(k);
+    if (!known && fronts.length >= MAX_FRONTS_PER_ENTRY) return;
+    this.byRequest.set(k, new FrontEntry(ticket, stamps, entry));
+    if (!known) {
+      fronts.push(k);
+      entry.fronts = fronts;
+      cache.grow(entry, FRONT_ENTRY_BYTES + stringBytes(k));
+    }
+  }
+
+  /** Forgets the requests remembered for `entry` (it left the cache). */
+  private forget(entry: CacheEntry): void {
+    if (entry.fronts === null) return;
+    for (const k of entry.fronts) if (this.byRequest.get(k)?.entry === entry) this.byRequest.delete(k);
+    entry.fronts = null;
+  }
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
