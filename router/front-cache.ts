@@ -31,9 +31,6 @@ export interface FrontTicket {
   route: CompiledRoute;
   head: RequestHead;
   key: KeyRecord;
-  /** the tenant named by the query string and the X-Tenant-Id header */
-  namedInQuery: string | undefined;
-  namedInHeader: string | undefined;
   tenant: TenantContext;
 }
 
@@ -57,8 +54,6 @@ class FrontEntry {
   readonly route: CompiledRoute;
   readonly headerValues: string[];
   readonly key: KeyRecord;
-  readonly namedInQuery: string | undefined;
-  readonly namedInHeader: string | undefined;
   readonly tenant: TenantContext;
   readonly tenantId: TenantId;
   readonly index: string;
@@ -76,8 +71,6 @@ class FrontEntry {
     this.route = ticket.route;
     this.headerValues = ticket.head.headerValues;
     this.key = ticket.key;
-    this.namedInQuery = ticket.namedInQuery;
-    this.namedInHeader = ticket.namedInHeader;
     this.tenant = ticket.tenant;
     this.tenantId = stamps.tenantId;
     this.index = stamps.index;
@@ -97,8 +90,12 @@ const MAX_FRONTS_PER_ENTRY = 4;
 const FRONT_ENTRY_BYTES = 200;
 
 export class FrontCache {
-  /** by API key and raw query string ('' for none), joined by a line break (no header holds one) */
-  private readonly byRequest = new Map<string, FrontEntry>();
+  /**
+   * by API key, then raw query string ('' for none): the key's hash is already kept in the string
+   * by auth's lookup of it, where a joined string would be built and hashed at every request
+   */
+  private readonly byRequest = new Map<string, Map<string, FrontEntry>>();
+  private size = 0;
   private cache: ResponseCache | null = null;
 
   constructor(
@@ -107,7 +104,7 @@ export class FrontCache {
   ) {}
 
   get entries(): number {
-    return this.byRequest.size;
+    return this.size;
   }
 
   /** Serves from `cache` (once): its entries' departures take the requests remembered for them. */
@@ -115,7 +112,10 @@ export class FrontCache {
     this.cache = cache;
     cache.onLeave(
       (entry) => this.forget(entry),
-      () => this.byRequest.clear(),
+      () => {
+        this.byRequest.clear();
+        this.size = 0;
+      },
     );
   }
 
@@ -126,10 +126,11 @@ export class FrontCache {
   answer(route: CompiledRoute, head: RequestHead, key: KeyRecord): string | undefined {
     const started = performance.now();
     const cache = this.cache;
-    const e = this.byRequest.get(`${head.apiKey}\n${head.query ?? ''}`);
+    const e = this.byRequest.get(head.apiKey)?.get(head.query ?? '');
     if (cache === null || e === undefined || e.route !== route || e.key !== key || !sameValues(e.headerValues, head.headerValues)) return undefined;
     if (!cache.holds(e.entry) || !cache.enabled) return undefined;
-    if (this.auth.tenantFor(key, { query: e.namedInQuery, header: e.namedInHeader, body: undefined }) !== e.tenant) return undefined;
+    // the same key record and raw request name the same tenant id: its context must be the same
+    if (this.auth.tenant(e.tenant.id) !== e.tenant) return undefined;
     // the records, not the resolution around them (remade every second from the same records)
     const resolved = this.data.resolveCached(e.tenantId, e.index);
     if (resolved === undefined || resolved.index !== e.resolved.index || resolved.physical !== e.resolved.physical || this.data.placementEpoch !== e.epoch) return undefined;
@@ -143,22 +144,32 @@ export class FrontCache {
   remember(ticket: FrontTicket, entry: CacheEntry, stamps: FrontStamps): void {
     const cache = this.cache;
     if (cache === null || !cache.holds(entry)) return;
-    const k = `${ticket.head.apiKey}\n${ticket.head.query ?? ''}`;
+    const { apiKey } = ticket.head;
+    const query = ticket.head.query ?? '';
     const fronts = entry.fronts ?? [];
-    const known = fronts.includes(k);
+    const known = fronts.some((f) => f.apiKey === apiKey && f.query === query);
     if (!known && fronts.length >= MAX_FRONTS_PER_ENTRY) return;
-    this.byRequest.set(k, new FrontEntry(ticket, stamps, entry));
+    let byQuery = this.byRequest.get(apiKey);
+    if (byQuery === undefined) this.byRequest.set(apiKey, (byQuery = new Map()));
+    if (!byQuery.has(query)) this.size++;
+    byQuery.set(query, new FrontEntry(ticket, stamps, entry));
     if (!known) {
-      fronts.push(k);
+      fronts.push({ apiKey, query });
       entry.fronts = fronts;
-      cache.grow(entry, FRONT_ENTRY_BYTES + stringBytes(k));
+      cache.grow(entry, FRONT_ENTRY_BYTES + stringBytes(apiKey) + stringBytes(query));
     }
   }
 
   /** Forgets the requests remembered for `entry` (it left the cache). */
   private forget(entry: CacheEntry): void {
     if (entry.fronts === null) return;
-    for (const k of entry.fronts) if (this.byRequest.get(k)?.entry === entry) this.byRequest.delete(k);
+    for (const { apiKey, query } of entry.fronts) {
+      const byQuery = this.byRequest.get(apiKey);
+      if (byQuery?.get(query)?.entry !== entry) continue;
+      byQuery.delete(query);
+      this.size--;
+      if (byQuery.size === 0) this.byRequest.delete(apiKey);
+    }
     entry.fronts = null;
   }
 }

@@ -130,7 +130,7 @@ export class RequestPipeline {
         if (t instanceof Promise) return settle(t);
         if (spec.feature) requireFeature(t, spec.feature);
         tenant = t;
-        if (this.front !== null && rawParams.length === 0) ticket = { route, head, key, namedInQuery: named.query, namedInHeader: named.header, tenant };
+        if (this.front !== null && rawParams.length === 0) ticket = { route, head, key, tenant };
       }
       return spec.fast.call(spec, new FastRequest(method as HttpMethod, path, params, query, headers, key, tenant, head.contentType, ticket));
     } catch {

@@ -45,7 +45,7 @@ export interface CacheEntry {
   /** the cache's resets when it was stored */
   readonly resets: number;
   /** the requests the cache's front answers from this entry (front-cache.ts), null for none */
-  fronts: string[] | null;
+  fronts: { apiKey: string; query: string }[] | null;
 }
 
 /** Map entry, entry object and string headers of one cached answer, beside its characters. */
