@@ -19,6 +19,7 @@
 // half of a cached request's CPU (BENCHMARKS.md, "The front of the response cache").
 import type { KeyRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
+import type { Metrics } from '../node/runtime/metrics.js';
 import type { Auth } from './auth.js';
 import type { CompiledRoute } from './compiled-route.js';
 import type { DataPlane, ResolvedIndex } from './data-plane.js';
@@ -51,7 +52,6 @@ export interface FrontStamps {
  * megamorphic code (a third of a front hit on a keystroke stream).
  */
 class FrontEntry {
-  readonly route: CompiledRoute;
   readonly headerValues: string[];
   readonly key: KeyRecord;
   readonly tenant: TenantContext;
@@ -68,7 +68,6 @@ class FrontEntry {
     /** the response-cache entry answered from */
     readonly entry: CacheEntry,
   ) {
-    this.route = ticket.route;
     this.headerValues = ticket.head.headerValues;
     this.key = ticket.key;
     this.tenant = ticket.tenant;
@@ -91,17 +90,26 @@ const FRONT_ENTRY_BYTES = 200;
 
 export class FrontCache {
   /**
-   * by API key, then raw query string ('' for none): the key's hash is already kept in the string
-   * by auth's lookup of it, where a joined string would be built and hashed at every request
+   * by route (a search box may send the same query string to typeahead and autocomplete), API
+   * key, then raw query string ('' for none): the key's hash is already kept in the string by
+   * auth's lookup of it, where a joined string would be built and hashed at every request
    */
-  private readonly byRequest = new Map<string, Map<string, FrontEntry>>();
+  private readonly byRequest = new Map<CompiledRoute, Map<string, Map<string, FrontEntry>>>();
   private size = 0;
   private cache: ResponseCache | null = null;
 
+  private readonly hits: { inc(): void };
+  private readonly misses: { inc(): void };
+
+  /** Counts its answers as `suggest_cache_lookups_total{cache="search_front"}`, hits and misses. */
   constructor(
     private readonly auth: Auth,
     private readonly data: DataPlane,
-  ) {}
+    metrics: Metrics,
+  ) {
+    this.hits = metrics.cacheLookups.labels('search_front', 'hit');
+    this.misses = metrics.cacheLookups.labels('search_front', 'miss');
+  }
 
   get entries(): number {
     return this.size;
@@ -125,9 +133,20 @@ export class FrontCache {
    */
   answer(route: CompiledRoute, head: RequestHead, key: KeyRecord): string | undefined {
     const started = performance.now();
+    const body = this.check(route, head, key);
+    if (body === undefined) {
+      this.misses.inc();
+      return undefined;
+    }
+    this.hits.inc();
+    return `{"took_ms":${Math.round((performance.now() - started) * 1000) / 1000},${body}`;
+  }
+
+  /** The cached body after `{"took_ms":...,` (counted as a hit of the cache), or undefined. */
+  private check(route: CompiledRoute, head: RequestHead, key: KeyRecord): string | undefined {
     const cache = this.cache;
-    const e = this.byRequest.get(head.apiKey)?.get(head.query ?? '');
-    if (cache === null || e === undefined || e.route !== route || e.key !== key || !sameValues(e.headerValues, head.headerValues)) return undefined;
+    const e = this.byRequest.get(route)?.get(head.apiKey)?.get(head.query ?? '');
+    if (cache === null || e === undefined || e.key !== key || !sameValues(e.headerValues, head.headerValues)) return undefined;
     if (!cache.holds(e.entry) || !cache.enabled) return undefined;
     // the same key record and raw request name the same tenant id: its context must be the same
     if (this.auth.tenant(e.tenant.id) !== e.tenant) return undefined;
@@ -137,7 +156,7 @@ export class FrontCache {
     if (cache.generation(e.tenantId, e.resolved.physical.physical_index_id) !== e.generation) return undefined;
     if (e.until !== Number.POSITIVE_INFINITY && Date.now() >= e.until) return undefined;
     cache.served(e.entry);
-    return `{"took_ms":${Math.round((performance.now() - started) * 1000) / 1000},${e.entry.body}`;
+    return e.entry.body;
   }
 
   /** Remembers how to answer the request of `ticket` again from `entry` of the attached cache. */
@@ -146,15 +165,18 @@ export class FrontCache {
     if (cache === null || !cache.holds(entry)) return;
     const { apiKey } = ticket.head;
     const query = ticket.head.query ?? '';
+    const { route } = ticket;
     const fronts = entry.fronts ?? [];
-    const known = fronts.some((f) => f.apiKey === apiKey && f.query === query);
+    const known = fronts.some((f) => f.route === route && f.apiKey === apiKey && f.query === query);
     if (!known && fronts.length >= MAX_FRONTS_PER_ENTRY) return;
-    let byQuery = this.byRequest.get(apiKey);
-    if (byQuery === undefined) this.byRequest.set(apiKey, (byQuery = new Map()));
+    let byKey = this.byRequest.get(route);
+    if (byKey === undefined) this.byRequest.set(route, (byKey = new Map()));
+    let byQuery = byKey.get(apiKey);
+    if (byQuery === undefined) byKey.set(apiKey, (byQuery = new Map()));
     if (!byQuery.has(query)) this.size++;
     byQuery.set(query, new FrontEntry(ticket, stamps, entry));
     if (!known) {
-      fronts.push({ apiKey, query });
+      fronts.push({ route, apiKey, query });
       entry.fronts = fronts;
       cache.grow(entry, FRONT_ENTRY_BYTES + stringBytes(apiKey) + stringBytes(query));
     }
@@ -163,12 +185,13 @@ export class FrontCache {
   /** Forgets the requests remembered for `entry` (it left the cache). */
   private forget(entry: CacheEntry): void {
     if (entry.fronts === null) return;
-    for (const { apiKey, query } of entry.fronts) {
-      const byQuery = this.byRequest.get(apiKey);
-      if (byQuery?.get(query)?.entry !== entry) continue;
+    for (const { route, apiKey, query } of entry.fronts) {
+      const byKey = this.byRequest.get(route);
+      const byQuery = byKey?.get(apiKey);
+      if (byKey === undefined || byQuery?.get(query)?.entry !== entry) continue;
       byQuery.delete(query);
       this.size--;
-      if (byQuery.size === 0) this.byRequest.delete(apiKey);
+      if (byQuery.size === 0) byKey.delete(apiKey);
     }
     entry.fronts = null;
   }

@@ -15,6 +15,7 @@
 // (a stream connecting, dropped, or silent) the cache neither answers nor stores, and every
 // (re)connection or drop forgets everything: a write may have gone unannounced.
 import type { CacheSize, Metrics } from '../node/runtime/metrics.js';
+import type { CompiledRoute } from './compiled-route.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 
 /**
@@ -45,7 +46,7 @@ export interface CacheEntry {
   /** the cache's resets when it was stored */
   readonly resets: number;
   /** the requests the cache's front answers from this entry (front-cache.ts), null for none */
-  fronts: { apiKey: string; query: string }[] | null;
+  fronts: { route: CompiledRoute; apiKey: string; query: string }[] | null;
 }
 
 /** Map entry, entry object and string headers of one cached answer, beside its characters. */

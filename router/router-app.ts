@@ -37,7 +37,7 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   const limits = new DocumentLimits(coordinator, data);
   // the response caches' memory: three quarters for search answers, a quarter for predictions
   const cacheBytes = config.responseCacheMb * 1024 * 1024;
-  const front = new FrontCache(auth, data);
+  const front = new FrontCache(auth, data, metrics);
   const search = new SearchService(data, shards, metrics, Math.floor(cacheBytes * 0.75), front);
   const predict = new PredictService(data, shards, metrics, Math.floor(cacheBytes * 0.25));
   const signer = await Signer.create(config, coordinator);

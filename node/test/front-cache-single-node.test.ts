@@ -65,6 +65,24 @@ describe('response cache front (single node)', () => {
     expect((await ask(keyB, path)).ids).toEqual(b.ids);
   });
 
+  it('answers the same query string on typeahead and autocomplete each from its own front', async () => {
+    const frontHits = () => metricValue(api, 'suggest_cache_lookups_total\\{cache="search_front",result="hit"\\}').catch(() => 0);
+    const qs = '?index=shop&query=zephyr%20d&limit=10';
+    const typeahead = await ask(keyA, `/v1/typeahead${qs}`);
+    const autocomplete = await ask(keyA, `/v1/autocomplete${qs}`);
+    expect(typeahead.ids).toContain('a3');
+    expect(autocomplete.ids).toContain('a3');
+    // once each is answered (and remembered), each route is answered from its own front
+    await ask(keyA, `/v1/typeahead${qs}`);
+    await ask(keyA, `/v1/autocomplete${qs}`);
+    const before = await frontHits();
+    for (let i = 0; i < 3; i++) {
+      expect(await ask(keyA, `/v1/typeahead${qs}`)).toEqual(typeahead);
+      expect(await ask(keyA, `/v1/autocomplete${qs}`)).toEqual(autocomplete);
+    }
+    expect((await frontHits()) - before).toBe(6);
+  });
+
   it('shows a write on the next identical request', async () => {
     const path = '/v1/typeahead?index=shop&query=zephyr%20q&limit=10';
     expect((await askTwice(keyA, path)).ids).not.toContain('a9');
