@@ -44,8 +44,7 @@ export class Auth {
     private readonly config: Config,
     metrics: Metrics,
   ) {
-    this.hits = metrics.cacheLookups.labels('api_key', 'hit');
-    this.misses = metrics.cacheLookups.labels('api_key', 'miss');
+    ({ hit: this.hits, miss: this.misses } = metrics.cacheLookupsOf('api_key'));
   }
 
   onMetaEvent(e: MetaEvent): void {

@@ -107,8 +107,7 @@ export class FrontCache {
     private readonly data: DataPlane,
     metrics: Metrics,
   ) {
-    this.hits = metrics.cacheLookups.labels('search_front', 'hit');
-    this.misses = metrics.cacheLookups.labels('search_front', 'miss');
+    ({ hit: this.hits, miss: this.misses } = metrics.cacheLookupsOf('search_front'));
   }
 
   get entries(): number {

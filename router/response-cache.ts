@@ -84,8 +84,7 @@ export class ResponseCache implements CacheSize {
    * memory of its entries (0: nothing is kept).
    */
   constructor(name: string, shards: ShardDirectory, metrics: Metrics, private readonly maxBytes: number) {
-    this.hits = metrics.cacheLookups.labels(name, 'hit');
-    this.misses = metrics.cacheLookups.labels(name, 'miss');
+    ({ hit: this.hits, miss: this.misses } = metrics.cacheLookupsOf(name));
     metrics.cacheSize(name, this);
     if (typeof shards.subscribeChanges === 'function') {
       shards.subscribeChanges(

@@ -89,6 +89,11 @@ export class Metrics {
     });
   }
 
+  /** The hit and miss counters of cache `name` (`suggest_cache_lookups_total{cache=name}`). */
+  cacheLookupsOf(name: string): { hit: { inc(): void }; miss: { inc(): void } } {
+    return { hit: this.cacheLookups.labels(name, 'hit'), miss: this.cacheLookups.labels(name, 'miss') };
+  }
+
   /** Reports `cache` under `name` at every scrape while it is alive. */
   cacheSize(name: string, cache: CacheSize): void {
     let refs = this.caches.get(name);
