@@ -63,6 +63,14 @@ describe('response cache front (single node)', () => {
     // and again, alternating: neither takes the other's remembered answer
     expect((await ask(keyA, path)).ids).toEqual(a.ids);
     expect((await ask(keyB, path)).ids).toEqual(b.ids);
+    // the remembered answer is the whole answer, its time written into it
+    const bodies = await Promise.all([0, 1, 2].map(async () => (await api.call<Record<string, unknown>>('GET', path, { key: keyA })).body));
+    const bypassed = (await api.call<Record<string, unknown>>('GET', path, { key: keyA, headers: { 'X-Bypass-Cache': 'true' } })).body;
+    for (const body of bodies) {
+      expect(typeof body.took_ms).toBe('number');
+      expect(body.took_ms as number).toBeGreaterThanOrEqual(0);
+      expect({ ...body, took_ms: 0 }).toEqual({ ...bypassed, took_ms: 0 });
+    }
   });
 
   it('answers the same query string on typeahead and autocomplete each from its own front', async () => {
