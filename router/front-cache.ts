@@ -18,7 +18,6 @@
 // covers both. On typeahead keystrokes answered from the cache, the steps this skips were about
 // half of a cached request's CPU (BENCHMARKS.md, "The front of the response cache").
 import type { KeyRecord } from '../coordinator/coordinator.js';
-import type { TenantId } from '../node/runtime/ids.js';
 import type { Metrics } from '../node/runtime/metrics.js';
 import type { Auth } from './auth.js';
 import type { CompiledRoute } from './compiled-route.js';
@@ -37,7 +36,7 @@ export interface FrontTicket {
 
 /** What a cached answer was built from, as the search service saw it when it built the key. */
 export interface FrontStamps {
-  tenantId: TenantId;
+  /** the index as the request named it */
   index: string;
   resolved: ResolvedIndex;
   generation: number;
@@ -55,7 +54,6 @@ class FrontEntry {
   readonly headerValues: string[];
   readonly key: KeyRecord;
   readonly tenant: TenantContext;
-  readonly tenantId: TenantId;
   readonly index: string;
   readonly resolved: ResolvedIndex;
   readonly generation: number;
@@ -71,7 +69,6 @@ class FrontEntry {
     this.headerValues = ticket.head.headerValues;
     this.key = ticket.key;
     this.tenant = ticket.tenant;
-    this.tenantId = stamps.tenantId;
     this.index = stamps.index;
     this.resolved = stamps.resolved;
     this.generation = stamps.generation;
@@ -95,7 +92,6 @@ export class FrontCache {
    * auth's lookup of it, where a joined string would be built and hashed at every request
    */
   private readonly byRequest = new Map<CompiledRoute, Map<string, Map<string, FrontEntry>>>();
-  private size = 0;
   private cache: ResponseCache | null = null;
 
   private readonly hits: { inc(): void };
@@ -110,19 +106,13 @@ export class FrontCache {
     ({ hit: this.hits, miss: this.misses } = metrics.cacheLookupsOf('search_front'));
   }
 
-  get entries(): number {
-    return this.size;
-  }
 
   /** Serves from `cache` (once): its entries' departures take the requests remembered for them. */
   attach(cache: ResponseCache): void {
     this.cache = cache;
     cache.onLeave(
       (entry) => this.forget(entry),
-      () => {
-        this.byRequest.clear();
-        this.size = 0;
-      },
+      () => this.byRequest.clear(),
     );
   }
 
@@ -150,9 +140,9 @@ export class FrontCache {
     // the same key record and raw request name the same tenant id: its context must be the same
     if (this.auth.tenant(e.tenant.id) !== e.tenant) return undefined;
     // the records, not the resolution around them (remade every second from the same records)
-    const resolved = this.data.resolveCached(e.tenantId, e.index);
+    const resolved = this.data.resolveCached(e.resolved.tenant, e.index);
     if (resolved === undefined || resolved.index !== e.resolved.index || resolved.physical !== e.resolved.physical || this.data.placementEpoch !== e.epoch) return undefined;
-    if (cache.generation(e.tenantId, e.resolved.physical.physical_index_id) !== e.generation) return undefined;
+    if (cache.generation(e.resolved.tenant, e.resolved.physical.physical_index_id) !== e.generation) return undefined;
     if (e.until !== Number.POSITIVE_INFINITY && Date.now() >= e.until) return undefined;
     cache.served(e.entry);
     return e.entry.body;
@@ -172,7 +162,6 @@ export class FrontCache {
     if (byKey === undefined) this.byRequest.set(route, (byKey = new Map()));
     let byQuery = byKey.get(apiKey);
     if (byQuery === undefined) byKey.set(apiKey, (byQuery = new Map()));
-    if (!byQuery.has(query)) this.size++;
     byQuery.set(query, new FrontEntry(ticket, stamps, entry));
     if (!known) {
       fronts.push({ route, apiKey, query });
@@ -189,7 +178,6 @@ export class FrontCache {
       const byQuery = byKey?.get(apiKey);
       if (byKey === undefined || byQuery?.get(query)?.entry !== entry) continue;
       byQuery.delete(query);
-      this.size--;
       if (byQuery.size === 0) byKey.delete(apiKey);
     }
     entry.fronts = null;

@@ -132,10 +132,6 @@ export class RankingConfig {
     return p;
   }
 
-  /**
-   * What applies to `query` now. Memoized per packed configuration (by kind, query and, for
-   * timed rules, which rules are live), so a cached answer costs no query analysis.
-   */
   /** When the rules live for `rec` next change (a scheduled rule starts or ends); Infinity when never. */
   stableUntil(rec: IndexRecord, now = Date.now()): number {
     const p = this.of(rec);
@@ -148,6 +144,10 @@ export class RankingConfig {
     return next;
   }
 
+  /**
+   * What applies to `query` now. Memoized per packed configuration (by kind, query and, for
+   * timed rules, which rules are live), so a cached answer costs no query analysis.
+   */
   select(rec: IndexRecord, kind: 'typeahead' | 'autocomplete', query: string, now = Date.now()): RankingSelection {
     const p = this.of(rec);
     if (p === EMPTY) return select(p, kind, query, now);

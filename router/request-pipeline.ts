@@ -105,6 +105,8 @@ export class RequestPipeline {
   readonly fast = (route: CompiledRoute, method: string, path: string, rawParams: string[], head: RequestHead): string | Promise<string> | undefined => {
     const spec = route.spec;
     if (!spec.fast || route.tenantInBody) return undefined;
+    // remembered requests are found by query string and headers: none with path parameters
+    const front = rawParams.length === 0 ? this.front : null;
     try {
       let key: KeyRecord | null = null;
       if (spec.access !== 'none') {
@@ -113,8 +115,8 @@ export class RequestPipeline {
         this.auth.checkAccess(k, spec.access);
         key = k;
         // the same request answered from the cache before, and nothing it rests on changed
-        if (this.front !== null && rawParams.length === 0) {
-          const known = this.front.answer(route, head, k);
+        if (front !== null) {
+          const known = front.answer(route, head, k);
           if (known !== undefined) return known;
         }
       }
@@ -130,7 +132,7 @@ export class RequestPipeline {
         if (t instanceof Promise) return settle(t);
         if (spec.feature) requireFeature(t, spec.feature);
         tenant = t;
-        if (this.front !== null && rawParams.length === 0) ticket = { route, head, key, tenant };
+        if (front !== null) ticket = { route, head, key, tenant };
       }
       return spec.fast.call(spec, new FastRequest(method as HttpMethod, path, params, query, headers, key, tenant, head.contentType, ticket));
     } catch {

@@ -13,8 +13,7 @@ import type { ShardDirectory } from '../node/runtime/shard-api.js';
 import type { FrontCache, FrontTicket } from './front-cache.js';
 import { ResponseCache, sawEveryWrite, unseenDocuments, type CacheEntry } from './response-cache.js';
 import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
-import type { DataPlane } from './data-plane.js';
-import type { ResolvedIndex } from './data-plane.js';
+import type { DataPlane, ResolvedIndex } from './data-plane.js';
 import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
 import { Reply } from './route.js';
 
@@ -124,14 +123,11 @@ export class SearchService {
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const behavior = behaviorOf(resolved.index);
-    // what the cache key is built from, for the front to check later (see rememberFront)
-    const gen = this.cache.generation(p.tenant, physical.physical_index_id);
-    const epoch = this.data.placementEpoch;
-    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior, gen, epoch);
-    if (cacheKey !== null) {
-      const hit = this.cache.lookup(cacheKey);
+    const keyed = this.cacheKeyOf(p, physical, ranking, behavior);
+    if (keyed !== null) {
+      const hit = this.cache.lookup(keyed.key);
       if (hit !== undefined) {
-        if (ticket !== null) this.rememberFront(ticket, p, resolved, hit, gen, epoch);
+        if (ticket !== null) this.rememberFront(ticket, p, resolved, hit, keyed);
         return `{"took_ms":${round(performance.now() - started)},${hit.body}`;
       }
     }
@@ -146,13 +142,13 @@ export class SearchService {
       pending ||= result instanceof Promise;
       parts.push(result as PartResult | Promise<unknown>);
     }
-    if (cacheKey !== null) this.cache.missed();
+    if (keyed !== null) this.cache.missed();
     const finish = (done: PartResult[]): string => {
       const rest = this.render(p, done, ranking, null);
       // keyed by the generation the query started under: a write meanwhile makes it unreachable
-      if (cacheKey !== null && sawEveryWrite(done)) {
-        const entry = this.cache.set(cacheKey, rest);
-        if (entry !== null && ticket !== null) this.rememberFront(ticket, p, resolved, entry, gen, epoch);
+      if (keyed !== null && sawEveryWrite(done)) {
+        const entry = this.cache.set(keyed.key, rest);
+        if (entry !== null && ticket !== null) this.rememberFront(ticket, p, resolved, entry, keyed);
       }
       return `{"took_ms":${round(performance.now() - started)},${rest}`;
     };
@@ -167,7 +163,7 @@ export class SearchService {
     const physical = resolved.physical;
     const ranking = this.ranking.select(resolved.index, p.kind, p.query);
     const behavior = behaviorOf(resolved.index);
-    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior, this.cache.generation(p.tenant, physical.physical_index_id), this.data.placementEpoch);
+    const cacheKey = this.cacheKeyOf(p, physical, ranking, behavior)?.key ?? null;
     if (cacheKey !== null) {
       const hit = this.cache.get(cacheKey);
       if (hit !== undefined) return Reply.text(`{"took_ms":${round(performance.now() - started)},${hit}`, 'application/json');
@@ -226,15 +222,21 @@ export class SearchService {
   }
 
   /** Remembers, by the request as it arrived, how to serve `entry` again (front-cache.ts). */
-  private rememberFront(ticket: FrontTicket, p: SearchParams, resolved: ResolvedIndex, entry: CacheEntry, generation: number, epoch: number): void {
-    this.front?.remember(ticket, entry, { tenantId: p.tenant, index: p.index, resolved, generation, epoch, until: this.ranking.stableUntil(resolved.index) });
+  private rememberFront(ticket: FrontTicket, p: SearchParams, resolved: ResolvedIndex, entry: CacheEntry, keyed: CacheKey): void {
+    this.front?.remember(ticket, entry, { index: p.index, resolved, generation: keyed.gen, epoch: keyed.epoch, until: this.ranking.stableUntil(resolved.index) });
   }
 
-  /** The response-cache key, or null when this request may not use the cache. */
-  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined, gen: number, epoch: number): string | null {
+  /**
+   * The response-cache key with the generation and placement epoch it was built with (what the
+   * cache's front checks later), or null when this request may not use the cache.
+   */
+  private cacheKeyOf(p: SearchParams, physical: PhysicalIndexRecord, ranking: RankingSelection, behavior: Record<string, unknown> | undefined): CacheKey | null {
     if (!this.cache.enabled || p.bypassCache || p.debug || p.profile || p.benchmark) return null;
+    const gen = this.cache.generation(p.tenant, physical.physical_index_id);
+    const epoch = this.data.placementEpoch;
     // user_id and the schema's events settings change behaviour ranking; events themselves bump `gen`
-    return `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${epoch}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+    const key = `${p.kind}\0${p.tenant}\0${physical.physical_index_id}\0${gen}\0${epoch}\0${p.limit}\0${p.mode ?? ''}\0${p.vectorBackend ?? ''}\0${p.filters === undefined ? '' : JSON.stringify(p.filters)}\0${p.userId ?? ''}\0${behavior === undefined ? '' : JSON.stringify(behavior)}\0${p.index}\0${ranking.cacheKey}\0${p.query}`;
+    return { key, gen, epoch };
   }
 
   /**
@@ -267,6 +269,12 @@ export class SearchService {
   invalidate(tenant: TenantId, physical: PhysicalIndexRecord): void {
     this.cache.invalidate(tenant, physical.physical_index_id);
   }
+}
+
+interface CacheKey {
+  key: string;
+  gen: number;
+  epoch: number;
 }
 
 /** The index schema's `events` settings: they travel with the query (the shard has no schema). */

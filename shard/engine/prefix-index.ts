@@ -62,8 +62,7 @@ export class PrefixIndex {
 
   /** Id of `term`, or -1. */
   get(term: string): number {
-    const i = lowerBound(this.chars, this.offsets, this.offsets, 1, 0, this.size, term);
-    return i < this.size && this.equalsAt(i, term) ? i : -1;
+    return this.getIn(term, 0, this.size);
   }
 
   /**
