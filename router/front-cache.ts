@@ -106,7 +106,6 @@ export class FrontCache {
     ({ hit: this.hits, miss: this.misses } = metrics.cacheLookupsOf('search_front'));
   }
 
-
   /** Serves from `cache` (once): its entries' departures take the requests remembered for them. */
   attach(cache: ResponseCache): void {
     this.cache = cache;
