@@ -373,6 +373,13 @@ function registerIndexingMetrics(search: SearchHost): void {
     ['suggest_engine_unloads_total', 'Search engines unloaded after SUGGEST_ENGINE_IDLE_SECONDS without a query (their snapshot written for the next one).', () => search.engineUnloads],
     ['suggest_answers_during_indexing_total', 'Queries answered from the documents already searchable, after waiting SUGGEST_FRESH_WAIT_MS for documents written before them (a bulk load).', () => search.answersDuringIndexing],
   ]);
+  metrics.labelledCounter('suggest_engine_builds_total', 'Search engines built from stored documents (a first load with no snapshot to read), by the thread that tokenized them: in place on the event loop (parts of at most 64 documents) or on the segment pool.', ['thread'], () => {
+    const b = search.engineBuilds;
+    return [
+      [{ thread: 'event_loop' }, b.eventLoop],
+      [{ thread: 'segment_pool' }, b.pool],
+    ] as const;
+  });
 }
 
 /** The segment pool's graph thread on this process's registry (zeros without a pool). */

@@ -88,8 +88,15 @@ const SYNC_SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
 const LOAD_CHUNK = 100_000;
-/** Parts up to this many documents are built in place on first load (well under a second). */
-const LOAD_IN_PLACE_MAX = 5_000;
+/**
+ * Parts of at most this many documents are built in place on first load: about 0.2 ms of the
+ * event loop a document once warm (Best Buy), so a dozen milliseconds. Larger ones go to the
+ * pool, where a build holds up neither the node's other queries nor its membership lease: built
+ * in place up to 5,000 documents, a first query to a part of 1,000 stalled every other request
+ * of the node for 210 ms, and one of 3,291 for 660 ms (BENCHMARKS.md "First loads off the event
+ * loop"). The pool costs the first query a worker's start after a quiet minute instead.
+ */
+const LOAD_IN_PLACE_MAX = 64;
 /** Minimum support of mined phrases: the engines' default, which pooled builds must use too. */
 const MIN_SUPPORT = 2;
 
@@ -141,6 +148,8 @@ export class SearchHost implements QueryHandler {
   private readonly idleSweeper: NodeJS.Timeout | null = null;
   private readonly sweepsToUnload: number = 0;
   private unloads = 0;
+  /** engines built from stored documents (no snapshot to read), by the thread that tokenized them */
+  private readonly builds = { eventLoop: 0, pool: 0 };
   /** parts found idle, waiting to be unloaded */
   private readonly idle = new Set<string>();
   private unloading: NodeJS.Timeout | null = null;
@@ -175,6 +184,11 @@ export class SearchHost implements QueryHandler {
   /** Engines unloaded after going unqueried for `engineIdleMs`. */
   get engineUnloads(): number {
     return this.unloads;
+  }
+
+  /** Engines built from stored documents since start: in place on the event loop, or on the segment pool. */
+  get engineBuilds(): { eventLoop: number; pool: number } {
+    return { ...this.builds };
   }
 
   /**
@@ -598,10 +612,10 @@ export class SearchHost implements QueryHandler {
     }
     const started = Date.now();
     let engine: SuggestEngine;
-    // small parts build faster in place than a hand-off to a worker takes; large ones on the pool,
-    // where a long build cannot hold the event loop (and the node's membership lease) up
+    // small parts in place, larger ones on the pool (see LOAD_IN_PLACE_MAX)
     const pool = stats.documentCount > LOAD_IN_PLACE_MAX ? this.pool : null;
     if (pool !== null) {
+      this.builds.pool++;
       // tokenizing on the pool: the event loop only reads the stored bodies
       const builds: Promise<Segment>[] = [];
       let chunk: Uint8Array[] = [];
@@ -616,6 +630,7 @@ export class SearchHost implements QueryHandler {
       engine = SuggestEngine.fromSegments(await Promise.all(builds), this.engineOptions);
       this.refresher.touch(engine);
     } else {
+      this.builds.eventLoop++;
       engine = new SuggestEngine(this.engineOptions);
       for await (const batch of store.scan(ref, 2000)) {
         const docs: SuggestDocument[] = batch.map((d) => decodeDocument(d.body));

@@ -1,0 +1,95 @@
+// The first query to an index whose engine is not in memory and has no snapshot to read (a new
+// index after its first ingestion): the engine is built from the stored documents, and what that
+// costs the node's other queries. A spawned single node holds a small index that a probe asks for
+// typeahead, one request at a time, all along; indexes of several sizes are ingested and left
+// unqueried, then each gets its first typeahead in turn, two seconds apart. The probe's latency in
+// the quiet seconds before each first query is the baseline of the same run.
+//
+//   node dist/loadtest/first-load.js [--sizes 200,1000,3291,8000] [--out FILE]
+import { parseArgs } from 'node:util';
+import { startSingleNode } from '../node/runtime/process-harness.js';
+import { runMain, writeResult } from './load/result-file.js';
+import { loadCatalog } from './data/catalog.js';
+import { percentile } from './load/latency-stats.js';
+import { provisionIndex } from './load/provision-service.js';
+import { readMetrics } from './load/metrics-reader.js';
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '200,1000,3291,8000' },
+    out: { type: 'string' },
+  },
+});
+const log = (line: string) => process.stderr.write(`[first-load] ${line}\n`);
+const sizes = (values.sizes as string).split(',').map(Number);
+if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes takes whole numbers of documents, comma-separated');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Window {
+  requests: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
+
+async function main(): Promise<void> {
+  // Best Buy first, then Home Depot: the larger sizes take both
+  const catalog = loadCatalog(['bestbuy', 'homedepot']);
+  if (Math.max(...sizes) > catalog.length) throw new Error(`at most ${catalog.length} documents`);
+  const node = await startSingleNode({});
+  const base = node.baseUrl;
+  let probing = true;
+  let probe: Promise<void> = Promise.resolve();
+  const result: Record<string, unknown> = {};
+  try {
+    const small = await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'first', indexId: 'probe', docs: catalog.slice(0, 200), log });
+    const fresh = [];
+    for (const n of sizes) fresh.push(await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'first', indexId: `fresh-${n}`, docs: catalog.slice(0, n), log }));
+    const ask = async (index: string, key: string, query: string) => {
+      const started = performance.now();
+      const res = await fetch(`${base}/v1/typeahead?${new URLSearchParams({ index, query, bypass_cache: 'true' })}`, { headers: { 'x-api-key': key } });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`${index}: HTTP ${res.status}`);
+      return performance.now() - started;
+    };
+    await ask('probe', small.privateKey, 'sam');
+    const samples: { at: number; ms: number }[] = [];
+    probe = (async () => {
+      const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
+      for (let i = 0; probing; i++) {
+        const at = performance.now();
+        samples.push({ at, ms: await ask('probe', small.privateKey, queries[i % queries.length] as string) });
+        await sleep(5);
+      }
+    })();
+    const window = (from: number, until: number): Window => {
+      const s = samples.filter((x) => x.at >= from && x.at < until).map((x) => x.ms).sort((a, b) => a - b);
+      const r = (v: number) => Math.round(v * 100) / 100;
+      return { requests: s.length, p50_ms: r(percentile(s, 50)), p99_ms: r(percentile(s, 99)), max_ms: r(s[s.length - 1] ?? 0) };
+    };
+    const rows = [];
+    for (const index of fresh) {
+      const quietFrom = performance.now();
+      await sleep(2000);
+      const from = performance.now();
+      const firstMs = await ask(index.indexId, index.privateKey, 'samsung ga');
+      const until = performance.now();
+      // a probe request sent while the engine was built ends after it: the window runs on a little
+      await sleep(200);
+      const row = { documents: index.documents, first_query_ms: Math.round(firstMs * 10) / 10, probe_quiet: window(quietFrom, from), probe_during_first_load: window(from, until + 100) };
+      log(JSON.stringify(row));
+      rows.push(row);
+    }
+    result.first_loads = rows;
+    const read = await readMetrics(base);
+    result.engine_builds = { event_loop: read('suggest_engine_builds_total', { thread: 'event_loop' }), segment_pool: read('suggest_engine_builds_total', { thread: 'segment_pool' }) };
+    log(`engine builds: ${JSON.stringify(result.engine_builds)}`);
+  } finally {
+    probing = false;
+    await probe.catch(() => undefined);
+    await node.stop();
+  }
+  log(`wrote ${writeResult('first-load', values.out, { sizes, ...result })}`);
+}
+
+runMain(main);

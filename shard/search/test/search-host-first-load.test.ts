@@ -1,0 +1,96 @@
+// A part's first load with no snapshot to read builds its engine from the stored documents: in
+// place on the event loop only for a few dozen documents, on the segment pool for anything larger
+// (a build of thousands held every other query of the node up for most of a second). The pooled
+// engine answers exactly as one built in place, and writes that arrive while it is being built
+// are in it. A real shard node on RocksDB in a temporary directory, a real segment pool.
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type * as pb from '../../../proto/gen/shard.js';
+import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
+import { SuggestEngine } from '../../engine/engine.js';
+import { ShardNode } from '../../shard-node.js';
+import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
+import { SearchHost } from '../search-host.js';
+import { SegmentPool } from '../segment-pool.js';
+
+const BRANDS = ['Samsung', 'Sony', 'Dewalt', 'Makita', 'Bosch', 'Apple', 'Philips', 'Panasonic'];
+const THINGS = ['Drill Driver', 'Impact Wrench', 'OLED TV', 'Soundbar', 'Headphones', 'Circular Saw', 'Blender', 'Toaster Oven'];
+
+function catalog(n: number): SuggestDocument[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `d${i}`,
+    title: `${BRANDS[i % BRANDS.length]} ${THINGS[(i >> 3) % THINGS.length]} ${100 + (i % 97)}`,
+    desc: `${THINGS[(i >> 2) % THINGS.length]} by ${BRANDS[(i >> 1) % BRANDS.length]}`,
+    manufacturer: BRANDS[i % BRANDS.length]!,
+    raw: { price: i % 500 },
+  }));
+}
+
+const QUERIES = ['sam', 'dewalt im', 'makita saw 11', 'oled t', 'bosch blender', 'phil', 'drill'];
+
+let dir: { dir: string; remove: () => Promise<void> };
+let pool: SegmentPool;
+let shard: ShardNode;
+let host: SearchHost;
+
+beforeEach(async () => {
+  dir = await tempDir('first-load-');
+  pool = new SegmentPool({ threads: 1, graphDir: path.join(dir.dir, 'graph-builds') });
+  shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+  shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+  host = new SearchHost({ dataDir: dir.dir, pool, refresh: { intervalMs: 10 } });
+  shard.setQueryHandler(host);
+  shard.onChange(host.onChange);
+});
+
+afterEach(async () => {
+  await shard.close();
+  await pool.close();
+  await dir.remove();
+});
+
+const upsert = (ref: pb.IndexRef, docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+const ids = async (ref: pb.IndexRef, kind: 'typeahead' | 'autocomplete', query: string) =>
+  ((await shard.queryValue({ ref, kind, payload: { query, limit: 10, ...(kind === 'autocomplete' ? { mode: 'fts_only' } : {}) } })) as { suggestions: { id: string }[] }).suggestions.map((s) => s.id);
+
+function builtInPlace(docs: SuggestDocument[]): SuggestEngine {
+  const engine = new SuggestEngine({});
+  engine.upsert(docs);
+  engine.optimize();
+  return engine;
+}
+
+describe("a part's first load", () => {
+  it('builds a part of hundreds of documents on the segment pool, with the answers of an engine built in place', async () => {
+    const ref = refOf('t1', 'large', { partitions: 1 });
+    const docs = catalog(600);
+    await upsert(ref, docs);
+    expect(host.enginesLoaded).toBe(0);
+    // in the store's order (by id), which decides ties
+    const reference = builtInPlace([...docs].sort((a, b) => (a.id < b.id ? -1 : 1)));
+    for (const q of QUERIES) {
+      expect(await ids(ref, 'typeahead', q)).toEqual(reference.typeahead({ query: q, limit: 10 }).suggestions.map((s) => s.id));
+      expect(await ids(ref, 'autocomplete', q)).toEqual(reference.autocomplete({ query: q, limit: 10, mode: 'fts_only' }).suggestions.map((s) => s.id));
+    }
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+
+  it('builds a part of a few dozen documents in place', async () => {
+    const ref = refOf('t1', 'small', { partitions: 1 });
+    await upsert(ref, catalog(40));
+    expect((await ids(ref, 'typeahead', 'sam')).length).toBeGreaterThan(0);
+    expect(host.engineBuilds).toEqual({ eventLoop: 1, pool: 0 });
+  });
+
+  it('holds the writes that arrive while the pool builds it', async () => {
+    const ref = refOf('t1', 'busy', { partitions: 1 });
+    await upsert(ref, catalog(600));
+    // the first query starts the build; the write lands before it is done
+    const first = ids(ref, 'typeahead', 'sam');
+    await upsert(ref, [{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    expect((await first).length).toBeGreaterThan(0);
+    expect(await ids(ref, 'typeahead', 'quokka')).toContain('late');
+    expect(await ids(ref, 'autocomplete', 'quokka espresso')).toContain('late');
+    expect(host.engineBuilds.pool).toBe(1);
+  }, 30_000);
+});
