@@ -556,13 +556,21 @@ export class SearchHost implements QueryHandler {
         for (const ev of e.backlog) apply(loaded.engine, loaded.behavior, ev, loaded.eventsFrom);
         if (e.backlog.length > 0) this.refresher.touch(loaded.engine);
         e.backlog = [];
+        e.loading = null;
+        if (this.entries.get(key) !== e) {
+          // released while it loaded (its partition's data replaced or gone, or the host closed):
+          // the queries that waited answer from it, and nothing keeps it or its background work
+          this.refresher.forget(loaded.engine);
+          loaded.engine.close();
+          return loaded;
+        }
         e.engine = loaded.engine;
         e.behavior = loaded.behavior;
-        e.loading = null;
         return loaded;
       },
       (err: unknown) => {
-        this.entries.delete(key);
+        // a load that began before a release must not drop the entry of the load after it
+        if (this.entries.get(key) === e) this.entries.delete(key);
         throw err;
       },
     );

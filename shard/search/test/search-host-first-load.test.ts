@@ -4,7 +4,7 @@
 // engine answers exactly as one built in place, and writes that arrive while it is being built
 // are in it. A real shard node on RocksDB in a temporary directory, a real segment pool.
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type * as pb from '../../../proto/gen/shard.js';
 import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
 import { SuggestEngine } from '../../engine/engine.js';
@@ -81,6 +81,27 @@ describe("a part's first load", () => {
     expect((await ids(ref, 'typeahead', 'sam')).length).toBeGreaterThan(0);
     expect(host.engineBuilds).toEqual({ eventLoop: 1, pool: 0 });
   });
+
+  it('lets an engine go when its partition is released while the pool builds it', async () => {
+    const ref = refOf('t1', 'moving', { partitions: 1 });
+    await upsert(ref, catalog(600));
+    const close = vi.spyOn(SuggestEngine.prototype, 'close');
+    try {
+      const first = ids(ref, 'typeahead', 'sam');
+      // the partition's data is replaced (a copy arrived) while the first load is on the pool
+      host.forgetPartition(ref.partition);
+      expect((await first).length).toBeGreaterThan(0);
+      expect(host.enginesLoaded).toBe(0);
+      expect(close).toHaveBeenCalledTimes(1);
+      // the next query loads it again, and that engine stays
+      expect((await ids(ref, 'typeahead', 'sam')).length).toBeGreaterThan(0);
+      expect(host.enginesLoaded).toBe(1);
+      expect(host.engineBuilds.pool).toBe(2);
+      expect(close).toHaveBeenCalledTimes(1);
+    } finally {
+      close.mockRestore();
+    }
+  }, 30_000);
 
   it('holds the writes that arrive while the pool builds it', async () => {
     const ref = refOf('t1', 'busy', { partitions: 1 });
