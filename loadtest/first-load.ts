@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog } from './data/catalog.js';
-import { percentile } from './load/latency-stats.js';
+import { LatencyProbe } from './load/latency-probe.js';
 import { provisionIndex } from './load/provision-service.js';
 import { readMetrics } from './load/metrics-reader.js';
 
@@ -25,21 +25,13 @@ const sizes = (values.sizes as string).split(',').map(Number);
 if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes takes whole numbers of documents, comma-separated');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Window {
-  requests: number;
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-}
-
 async function main(): Promise<void> {
   // Best Buy first, then Home Depot: the larger sizes take both
   const catalog = loadCatalog(['bestbuy', 'homedepot']);
   if (Math.max(...sizes) > catalog.length) throw new Error(`at most ${catalog.length} documents`);
   const node = await startSingleNode({});
   const base = node.baseUrl;
-  let probing = true;
-  let probe: Promise<void> = Promise.resolve();
+  let probe: LatencyProbe | null = null;
   const result: Record<string, unknown> = {};
   try {
     const small = await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'first', indexId: 'probe', docs: catalog.slice(0, 200), log });
@@ -53,20 +45,9 @@ async function main(): Promise<void> {
       return performance.now() - started;
     };
     await ask('probe', small.privateKey, 'sam');
-    const samples: { at: number; ms: number }[] = [];
-    probe = (async () => {
-      const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
-      for (let i = 0; probing; i++) {
-        const at = performance.now();
-        samples.push({ at, ms: await ask('probe', small.privateKey, queries[i % queries.length] as string) });
-        await sleep(5);
-      }
-    })();
-    const window = (from: number, until: number): Window => {
-      const s = samples.filter((x) => x.at >= from && x.at < until).map((x) => x.ms).sort((a, b) => a - b);
-      const r = (v: number) => Math.round(v * 100) / 100;
-      return { requests: s.length, p50_ms: r(percentile(s, 50)), p99_ms: r(percentile(s, 99)), max_ms: r(s[s.length - 1] ?? 0) };
-    };
+    const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
+    probe = new LatencyProbe(async (i) => void (await ask('probe', small.privateKey, queries[i % queries.length] as string)));
+    probe.start();
     const rows = [];
     for (const index of fresh) {
       const quietFrom = performance.now();
@@ -76,7 +57,7 @@ async function main(): Promise<void> {
       const until = performance.now();
       // a probe request sent while the engine was built ends after it: the window runs on a little
       await sleep(200);
-      const row = { documents: index.documents, first_query_ms: Math.round(firstMs * 10) / 10, probe_quiet: window(quietFrom, from), probe_during_first_load: window(from, until + 100) };
+      const row = { documents: index.documents, first_query_ms: Math.round(firstMs * 10) / 10, probe_quiet: probe.window(quietFrom, from), probe_during_first_load: probe.window(from, until + 100) };
       log(JSON.stringify(row));
       rows.push(row);
     }
@@ -85,8 +66,7 @@ async function main(): Promise<void> {
     result.engine_builds = { event_loop: read('suggest_engine_builds_total', { thread: 'event_loop' }), segment_pool: read('suggest_engine_builds_total', { thread: 'segment_pool' }) };
     log(`engine builds: ${JSON.stringify(result.engine_builds)}`);
   } finally {
-    probing = false;
-    await probe.catch(() => undefined);
+    await probe?.stop().catch(() => undefined);
     await node.stop();
   }
   log(`wrote ${writeResult('first-load', values.out, { sizes, ...result })}`);

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
-import { percentile } from './load/latency-stats.js';
+import { LatencyProbe } from './load/latency-probe.js';
 import { provisionIndex } from './load/provision-service.js';
 
 const { values } = parseArgs({
@@ -23,19 +23,11 @@ const { values } = parseArgs({
 const log = (line: string) => process.stderr.write(`[stall-sweep] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Window {
-  requests: number;
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-}
-
 async function main(): Promise<void> {
   const docs = loadCatalogSpec(values.catalog as string);
   const node = await startSingleNode({});
   const base = node.baseUrl;
-  let probing = true;
-  let probe: Promise<void> = Promise.resolve();
+  let probe: LatencyProbe | null = null;
   const rows: Record<string, unknown>[] = [];
   try {
     const big = await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'sweep', indexId: 'big', docs, log });
@@ -67,22 +59,12 @@ async function main(): Promise<void> {
     await call('GET', `/v1/typeahead?${new URLSearchParams({ index: 'big', query: 'drill' })}`);
     await fetch(`${base}/v1/typeahead?query=sam&index=probe`, { headers: { 'x-api-key': small.privateKey } });
 
-    const samples: { at: number; ms: number }[] = [];
-    probe = (async () => {
-      const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
-      for (let i = 0; probing; i++) {
-        const at = performance.now();
-        const res = await fetch(`${base}/v1/typeahead?${new URLSearchParams({ index: 'probe', query: queries[i % queries.length] as string, bypass_cache: 'true' })}`, { headers: { 'x-api-key': small.privateKey } });
-        await res.arrayBuffer();
-        samples.push({ at, ms: performance.now() - at });
-        await sleep(5);
-      }
-    })();
-    const window = (from: number, until: number): Window => {
-      const s = samples.filter((x) => x.at >= from && x.at < until).map((x) => x.ms).sort((a, b) => a - b);
-      const r = (v: number) => Math.round(v * 100) / 100;
-      return { requests: s.length, p50_ms: r(percentile(s, 50)), p99_ms: r(percentile(s, 99)), max_ms: r(s[s.length - 1] ?? 0) };
-    };
+    const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
+    probe = new LatencyProbe(async (i) => {
+      const res = await fetch(`${base}/v1/typeahead?${new URLSearchParams({ index: 'probe', query: queries[i % queries.length] as string, bypass_cache: 'true' })}`, { headers: { 'x-api-key': small.privateKey } });
+      await res.arrayBuffer();
+    });
+    probe.start();
 
     const batch = docs.slice(0, 1000).map((d) => ({ ...d, id: `${d.id}~b`, title: `${d.title} (B)` }));
     const csv = ['id,title,desc,manufacturer', ...docs.slice(0, 5000).map((d) => [`${d.id}~c`, d.title, d.desc ?? '', d.manufacturer ?? ''].map((v) => `"${String(v).replace(/"/g, '""')}"`).join(','))].join('\n');
@@ -124,13 +106,12 @@ async function main(): Promise<void> {
       const outcome = await run();
       const took = performance.now() - from;
       await sleep(300);
-      const row = { operation: name, outcome, ms: Math.round(took), probe_quiet: window(quietFrom, from), probe_during: window(from, from + took + 200) };
+      const row = { operation: name, outcome, ms: Math.round(took), probe_quiet: probe.window(quietFrom, from), probe_during: probe.window(from, from + took + 200) };
       log(JSON.stringify(row));
       rows.push(row);
     }
   } finally {
-    probing = false;
-    await probe.catch(() => undefined);
+    await probe?.stop().catch(() => undefined);
     await node.stop();
   }
   log(`wrote ${writeResult('stall-sweep', values.out, { catalog: values.catalog, operations: rows })}`);

@@ -12,19 +12,7 @@ import { ShardNode } from '../../shard-node.js';
 import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
 import { SearchHost } from '../search-host.js';
 import { SegmentPool } from '../segment-pool.js';
-
-const BRANDS = ['Samsung', 'Sony', 'Dewalt', 'Makita', 'Bosch', 'Apple', 'Philips', 'Panasonic'];
-const THINGS = ['Drill Driver', 'Impact Wrench', 'OLED TV', 'Soundbar', 'Headphones', 'Circular Saw', 'Blender', 'Toaster Oven'];
-
-function catalog(n: number): SuggestDocument[] {
-  return Array.from({ length: n }, (_, i) => ({
-    id: `d${i}`,
-    title: `${BRANDS[i % BRANDS.length]} ${THINGS[(i >> 3) % THINGS.length]} ${100 + (i % 97)}`,
-    desc: `${THINGS[(i >> 2) % THINGS.length]} by ${BRANDS[(i >> 1) % BRANDS.length]}`,
-    manufacturer: BRANDS[i % BRANDS.length]!,
-    raw: { price: i % 500 },
-  }));
-}
+import { smallCatalog as catalog } from './small-catalog.js';
 
 const QUERIES = ['sam', 'dewalt im', 'makita saw 11', 'oled t', 'bosch blender', 'phil', 'drill'];
 
