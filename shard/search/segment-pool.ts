@@ -46,6 +46,8 @@ export class SegmentPool implements GraphBuilder {
   private nextGraph = 1;
   private closed = false;
   private readonly graphStats: GraphBuildStats = { inProgress: 0, built: 0, failed: 0, seconds: 0 };
+  /** the first thread loading the engine's modules (see close) */
+  private readonly warming: Promise<void>;
 
   constructor(private readonly options: SegmentPoolOptions = {}) {
     const threads = Math.max(1, options.threads ?? 2);
@@ -67,7 +69,10 @@ export class SegmentPool implements GraphBuilder {
     this.graphDir = dir !== undefined ? Promise.resolve(dir) : mkdtemp(path.join(tmpdir(), 'suggest-graphs-'));
     this.graphDir.catch(() => undefined);
     // load the engine's modules on a thread now, not when the first real build is waited for
-    this.pool.run({ kind: 'documents', documents: [], minSupport: 2 }).catch(() => undefined);
+    this.warming = this.pool.run({ kind: 'documents', documents: [], minSupport: 2 }).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** A segment of `documents` (in order: a later copy of an id wins, as in the engine). */
@@ -124,6 +129,10 @@ export class SegmentPool implements GraphBuilder {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A process that fails to start closes its pool at once: a thread terminated while it still
+    // loads the native vector libraries could abort the process (SIGABRT) instead of letting it
+    // exit with its status. Its first load takes a fraction of a second; at most two are waited for.
+    await Promise.race([this.warming, new Promise((r) => setTimeout(r, 2000).unref())]);
     await Promise.all([this.pool.destroy(), this.mergePool.destroy(), this.graphPool.destroy()]);
     const dir = await this.graphDir.catch(() => null);
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
