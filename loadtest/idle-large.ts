@@ -5,7 +5,10 @@
 // at a time, all along. The probe's latency while the large engine is loaded and idle is the
 // baseline of the same run for its latency while the engine is unloaded and read back.
 //
-//   node dist/loadtest/idle-large.js [--catalog bestbuy,homedepot,bigbasket,pad:100000] [--idle-s 20] [--out FILE]
+//   node dist/loadtest/idle-large.js [--catalog bestbuy,homedepot,bigbasket,pad:100000] [--idle-s 20] [--write] [--out FILE]
+//
+// `--write`: once unloaded, one document is upserted to the large index before its next query
+// (timed too): what a write does to an idle part's snapshot.
 import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
@@ -18,6 +21,7 @@ const { values } = parseArgs({
   options: {
     catalog: { type: 'string', default: 'bestbuy,homedepot,bigbasket,pad:100000' },
     'idle-s': { type: 'string', default: '20' },
+    write: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -47,6 +51,8 @@ async function main(): Promise<void> {
       external_mb: mb('nodejs_external_memory_bytes'),
       engines_loaded: value('suggest_engines_loaded'),
       unloads: value('suggest_engine_unloads_total'),
+      // engines tokenized from the stored documents (absent before the counter existed)
+      builds: (read('suggest_engine_builds_total', { thread: 'event_loop' }) ?? NaN) + (read('suggest_engine_builds_total', { thread: 'segment_pool' }) ?? NaN),
     };
   };
   const stages: Record<string, unknown> = {};
@@ -101,6 +107,17 @@ async function main(): Promise<void> {
     stages.unloaded_5s = await metrics();
     log(`5 s later: ${JSON.stringify(stages.unloaded_5s)}`);
     const readFrom = performance.now();
+    if (values.write) {
+      const res = await fetch(`${base}/v1/indexes/big/documents`, {
+        method: 'POST',
+        headers: { 'x-api-key': big.privateKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ documents: [{ id: 'idle-write', title: 'Quokka Cordless Drill 20V', desc: '', manufacturer: 'Quokka' }] }),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`write: HTTP ${res.status}`);
+      stages.write_ms = Math.round((performance.now() - readFrom) * 10) / 10;
+      log(`one write to the unloaded index: ${stages.write_ms as number} ms`);
+    }
     const first = await ask('big', big.privateKey, { route: 'autocomplete', query: 'cordless drill', mode: 'hybrid' });
     const readUntil = performance.now();
     await sleep(2000);
@@ -126,7 +143,7 @@ async function main(): Promise<void> {
     await probe.catch(() => undefined);
     await node.stop();
   }
-  log(`wrote ${writeResult('idle-large', values.out, { catalog: values.catalog, idle_seconds: idleSeconds, stages })}`);
+  log(`wrote ${writeResult('idle-large', values.out, { catalog: values.catalog, idle_seconds: idleSeconds, write: values.write, stages })}`);
 }
 
 runMain(main);

@@ -41,6 +41,12 @@ export interface QueryHandler {
    * writes report them (ShardNode.onChange): an engine a read built on a follower follows them.
    */
   replicaChanged?(event: ChangeEvent): void;
+  /**
+   * Called in the index's write order before an upsert or a delete of this node's own writes
+   * reaches the store (the write waits for a returned promise; a failure is logged, not the
+   * write's): what was built from the store as it is now can be brought up first.
+   */
+  beforeWrite?(store: PartitionStore, ref: pb.IndexRef): Promise<void> | void;
   /** Called once when the node closes, before its partitions close. */
   close?(): Promise<void> | void;
 }

@@ -271,6 +271,7 @@ export class ShardNode implements ShardApi, HandoffHost {
 
   upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
     return this.write(req.ref, async (store, ref) => {
+      await this.beforeWrite(store, ref);
       const res = await store.upsert(ref, req.documents, req.maxDocuments);
       if (this.listeners.size > 0 && res.upserted > 0) {
         this.emit({ type: 'upsert', ref, ids: req.documents.map((d) => d.id), documents: req.documents });
@@ -281,6 +282,7 @@ export class ShardNode implements ShardApi, HandoffHost {
 
   deleteDocument(req: pb.DocumentRequest): Promise<pb.DeleteDocumentResponse> {
     return this.write(req.ref, async (store, ref) => {
+      await this.beforeWrite(store, ref);
       const res = await store.delete(ref, req.docId);
       if (this.listeners.size > 0 && res.deleted) this.emit({ type: 'delete', ref, ids: [req.docId] });
       return res;
@@ -559,6 +561,15 @@ export class ShardNode implements ShardApi, HandoffHost {
     const out: number[] = [];
     for (let p = 0; p < table.nodes.length; p++) if (table.nodes[p]?.includes(this.nodeId)) out.push(p);
     return out;
+  }
+
+  /** The query handler's QueryHandler.beforeWrite: its failure is logged, the write goes on. */
+  private async beforeWrite(store: PartitionStore, ref: pb.IndexRef): Promise<void> {
+    try {
+      await this.queryHandler.beforeWrite?.(store, ref);
+    } catch (err) {
+      this.log.error('before-write hook failed', { err, partition: ref.partition });
+    }
   }
 
   private emit(event: ChangeEvent): void {

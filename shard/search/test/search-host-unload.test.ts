@@ -119,6 +119,25 @@ describe('unloading a large engine', () => {
     expect((await query('autocomplete', 'quokka')).map((s) => s.id)).toContain('d0');
   }, 30_000);
 
+  it('reads an unloaded engine back for a write, instead of dropping its snapshot and rebuilding at the next query', async () => {
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    const builds = host.engineBuilds;
+    await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    // the write brought the engine back before it reached the store
+    expect(host.enginesLoaded).toBe(1);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
+    expect((await query('autocomplete', 'quokka espresso')).map((s) => s.id)).toContain('late');
+    expect((await answers()).typeahead.length).toBeGreaterThan(0);
+    // idle again, then a delete: also read back, and the document is gone
+    await until(() => host.engineUnloads === 2, 'the second unload');
+    expect((await shard.deleteDocument({ ref, docId: 'late' })).deleted).toBe(true);
+    expect(host.enginesLoaded).toBe(1);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).not.toContain('late');
+    // never tokenized again from the stored documents
+    expect(host.engineBuilds).toEqual(builds);
+  }, 30_000);
+
   it('keeps the engine when it is queried while the snapshot is written', async () => {
     const before = await answers();
     let attempts = 0;
