@@ -66,6 +66,8 @@ export interface SearchHostOptions {
    * (default SYNC_SNAPSHOT_MAX_BYTES); smaller ones on it, in slices
    */
   syncSnapshotMaxBytes?: number;
+  /** how long a write waits at most for an idle part's engine to be read back (default BEFORE_WRITE_WAIT_MS) */
+  beforeWriteWaitMs?: number;
   /** called once an asynchronous unload has written its files, before it decides (tests pause or act here) */
   onUnloadWritten?: (ref: pb.IndexRef) => Promise<void> | void;
 }
@@ -86,6 +88,8 @@ const UNLOAD_PAUSE_MS = 20;
  */
 const SYNC_SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
 
+/** How long a write waits at most for an idle part's engine to be read back (see beforeWrite). */
+const BEFORE_WRITE_WAIT_MS = 2_000;
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
 const LOAD_CHUNK = 100_000;
 /**
@@ -324,7 +328,19 @@ export class SearchHost implements QueryHandler {
     const key = keyOf(ref);
     if (this.closing || this.entries.has(key) || this.snapshotsDropped.has(key) || !existsSync(this.snapshotPath(ref))) return;
     const loaded = this.loadedFor(store, ref);
-    if (loaded instanceof Promise) return loaded.then(() => undefined);
+    if (!(loaded instanceof Promise)) return;
+    // A snapshot that cannot be used (damaged, or of another format after an upgrade) makes the
+    // load a build from the stored documents: seconds for a large part, longer than a write may
+    // wait. Past BEFORE_WRITE_WAIT_MS the write goes on; it reaches the loading engine through the
+    // backlog (see onChange), as any write during a load does. A failed load is the next query's.
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.opts.beforeWriteWaitMs ?? BEFORE_WRITE_WAIT_MS);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      loaded.then(done, done);
+    });
   }
 
   /** Feed for ShardNode.onChange. */

@@ -138,6 +138,27 @@ describe('unloading a large engine', () => {
     expect(host.engineBuilds).toEqual(builds);
   }, 30_000);
 
+  it('lets a write through, and into the engine, when the idle part\'s snapshot is damaged', async () => {
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    // the same data on a node that lets writes wait for no read-back at all (the bound's path)
+    await shard.close();
+    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+    host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, syncSnapshotMaxBytes: 0, beforeWriteWaitMs: 0 });
+    shard.setQueryHandler(host);
+    shard.onChange(host.onChange);
+    const snap = engineFiles().find((f) => f.endsWith('.snap'));
+    expect(snap).toBeDefined();
+    writeFileSync(path.join(dir.dir, 'engine', `p${ref.partition}`, snap!), 'not a snapshot');
+    // the write does not wait for the build from the stored documents, and still reaches it
+    await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
+    expect((await query('autocomplete', 'quokka espresso')).map((s) => s.id)).toContain('late');
+    expect((await query('typeahead', 'dewalt im')).length).toBeGreaterThan(0);
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+
   it('keeps the engine when it is queried while the snapshot is written', async () => {
     const before = await answers();
     let attempts = 0;
