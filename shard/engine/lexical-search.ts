@@ -455,6 +455,22 @@ function completionFactor(typed: number, full: number): number {
   return typed >= full ? 1 : 0.55 + 0.4 * (typed / full);
 }
 
+/**
+ * A pass's state of one document, in one Float32Array of PASS_STRIDE slots a document: its
+ * running total, typo cost and description-only words, and the current word's best match (score,
+ * typo cost, title position, description-only). Kept together, they take one or two cache lines
+ * where nine arrays indexed by document took nine (a pass touches thousands of documents once
+ * each); the small counts are exact in 32-bit floats. Slot 7 is unused (alignment).
+ */
+const PASS_STRIDE = 8;
+const P_TOTAL = 0;
+const P_TYPOS = 1;
+const P_WEAK = 2;
+const P_BEST = 3;
+const P_BEST_TYPOS = 4;
+const P_BEST_POS = 5;
+const P_BEST_WEAK = 6;
+
 function searchSegment(
   snapshot: IndexSnapshot,
   seg: Segment,
@@ -485,14 +501,10 @@ function searchSegment(
     }
   }
   const D = seg.docCount;
-  const total = snapshot.f32(0, D);
-  const best = snapshot.f32(1, D);
-  const bestTypos = snapshot.f32(2, D);
-  const typos = snapshot.f32(3, D);
-  const bestPos = snapshot.f32(4, D);
+  // a document's pass state, together (see PASS_STRIDE); its matched words apart, in a dense
+  // array a scan of a long posting list checks for every posting
+  const ps = snapshot.f32(0, D * PASS_STRIDE);
   const matchedCount = snapshot.u8(0, D);
-  const weakCount = snapshot.u8(2, D);
-  const bestWeak = snapshot.u8(3, D);
   // title position + 1 of each word's best match, 0 when the word is not in the title
   const pos = snapshot.u16(D * n);
   const filterState = snapshot.i8(D); // 0 unknown, 1 pass, -1 fail
@@ -561,13 +573,14 @@ function searchSegment(
       if (st < 0) return;
     }
     const s = termIdf * impact;
-    const prev = best[d] as number;
+    const at = d * PASS_STRIDE;
+    const prev = ps[at + P_BEST] as number;
     if (prev === 0) wordTouched[wordTouchedCount++] = d;
     if (s > prev) {
-      best[d] = s;
-      bestTypos[d] = e.typos;
-      bestPos[d] = postPos[p] as number;
-      bestWeak[d] = ((postTf[p] as number) & STRONG_FIELDS) === 0 ? 1 : 0;
+      ps[at + P_BEST] = s;
+      ps[at + P_BEST_TYPOS] = e.typos;
+      ps[at + P_BEST_POS] = postPos[p] as number;
+      ps[at + P_BEST_WEAK] = ((postTf[p] as number) & STRONG_FIELDS) === 0 ? 1 : 0;
     }
   };
   // With every word required, documents still in the running after the first word: a later
@@ -579,10 +592,11 @@ function searchSegment(
   let firstStep = 0;
   /** Document `d`, the head's `i`-th, where the pass stood after the head. */
   const resumeDoc = (st: HeadState, i: number, d: number): void => {
-    total[d] = st.total[i] as number;
-    typos[d] = st.typos[i] as number;
+    const at = d * PASS_STRIDE;
+    ps[at + P_TOTAL] = st.total[i] as number;
+    ps[at + P_TYPOS] = st.typos[i] as number;
     matchedCount[d] = h;
-    weakCount[d] = st.weak[i] as number;
+    ps[at + P_WEAK] = st.weak[i] as number;
     for (let w = 0; w < h; w++) pos[d * n + w] = st.pos[i * h + w] as number;
     touched[touchedCount++] = d;
   };
@@ -661,7 +675,7 @@ function searchSegment(
       }
     }
     if (all && wordTouchedCount === 0) {
-      if (headCache !== null && step < h) headCache.set(headKey, keepHead(new Int32Array(0), D, total, typos, weakCount, pos, n, h));
+      if (headCache !== null && step < h) headCache.set(headKey, keepHead(new Int32Array(0), D, ps, pos, n, h));
       break;
     }
     for (let i = 0; i < wordTouchedCount; i++) {
@@ -669,13 +683,14 @@ function searchSegment(
       // what the copy of the head would have put here, for this document only
       if (lazyHead !== null) resumeDoc(lazyHead, headIndex(lazyHead.bitmap as DocBitmap, d), d);
       if (predicate === null && matchedCount[d] === 0) touched[touchedCount++] = d;
-      total[d] = (total[d] as number) + (best[d] as number);
-      typos[d] = (typos[d] as number) + (bestTypos[d] as number);
+      const at = d * PASS_STRIDE;
+      ps[at + P_TOTAL] = (ps[at + P_TOTAL] as number) + (ps[at + P_BEST] as number);
+      ps[at + P_TYPOS] = (ps[at + P_TYPOS] as number) + (ps[at + P_BEST_TYPOS] as number);
       matchedCount[d] = (matchedCount[d] as number) + 1;
-      weakCount[d] = (weakCount[d] as number) + (bestWeak[d] as number);
-      const bp = bestPos[d] as number;
+      ps[at + P_WEAK] = (ps[at + P_WEAK] as number) + (ps[at + P_BEST_WEAK] as number);
+      const bp = ps[at + P_BEST_POS] as number;
       pos[d * n + w] = bp === NO_POSITION ? 0 : Math.min(bp + 1, 65535);
-      best[d] = 0;
+      ps[at + P_BEST] = 0;
     }
     if (all) {
       // the documents with every word so far are the ones this word touched
@@ -685,7 +700,7 @@ function searchSegment(
       running = null;
       runningCount = wordTouchedCount;
       if (headCache !== null && step === h - 1 && headState === undefined) {
-        const st = keepHead(runningDocs.subarray(0, runningCount), D, total, typos, weakCount, pos, n, h);
+        const st = keepHead(runningDocs.subarray(0, runningCount), D, ps, pos, n, h);
         headCache.set(headKey, st);
         running = st.docs;
       }
@@ -698,29 +713,31 @@ function searchSegment(
   for (let i = 0; i < touchedCount; i++) {
     const d = touched[i] as number;
     const m = matchedCount[d] as number;
+    const at = d * PASS_STRIDE;
     if (m > 0 && (!all || m === na)) {
       matchedDocs++;
       const missing = m < n ? (MISSING_WORD_POW[n - m] ?? Math.pow(MISSING_WORD_FACTOR, n - m)) : 1;
-      const weak = weakCount[d] as number;
+      const weak = ps[at + P_WEAK] as number;
       const weakFactor = weak > 0 ? (DESC_ONLY_POW[weak] ?? Math.pow(DESC_ONLY_FACTOR, weak)) : 1;
       const prior = 1 + PRIOR_WEIGHT * (seg.quality[d] as number);
       // most documents of a loose pass cannot make the answer even with the best proximity
-      if (docFactor !== null || !pruning.skipUnreachable || (total[d] as number) * missing * weakFactor * MAX_PROXIMITY * prior * BOUND_SLACK >= floor) {
+      const total = ps[at + P_TOTAL] as number;
+      if (docFactor !== null || !pruning.skipUnreachable || total * missing * weakFactor * MAX_PROXIMITY * prior * BOUND_SLACK >= floor) {
         // the factors are exactly 1 when no word is missing or weak
-        let score = (total[d] as number) * missing * weakFactor;
+        let score = total * missing * weakFactor;
         score *= proximity(pos, d, n);
         score *= prior;
         const f = docFactor === null ? 1 : docFactor(d);
         if (f > 0) {
-          top.offer(segIndex, d, score * f, m, typos[d] as number);
+          top.offer(segIndex, d, score * f, m, ps[at + P_TYPOS] as number);
           floor = top.floor;
         }
       }
     }
-    total[d] = 0;
-    typos[d] = 0;
+    ps[at + P_TOTAL] = 0;
+    ps[at + P_TYPOS] = 0;
     matchedCount[d] = 0;
-    weakCount[d] = 0;
+    ps[at + P_WEAK] = 0;
     filterState[d] = 0;
     for (let at = d * n, end = at + n; at < end; at++) pos[at] = 0;
   }
@@ -1004,16 +1021,17 @@ function topOneWord(
 const MAX_PROXIMITY = 1 + TITLE_START_BONUS + 0.3;
 
 /** The state of a pass after the head (see HeadState): `docs` are the documents with every head word. */
-function keepHead(docs: Int32Array, docCount: number, total: Float32Array, typos: Float32Array, weakCount: Uint8Array, pos: Uint16Array, n: number, h: number): HeadState {
+function keepHead(docs: Int32Array, docCount: number, ps: Float32Array, pos: Uint16Array, n: number, h: number): HeadState {
   const sorted = sortedInPlace(Int32Array.from(docs), docs.length);
   const R = sorted.length;
   const large = R >= LAZY_HEAD_MIN_DOCS && R * 64 >= docCount;
   const st: HeadState = { docs: sorted, total: new Float32Array(R), typos: new Float32Array(R), weak: new Uint8Array(R), pos: new Uint16Array(R * h), bitmap: large ? bitmapOf(sorted, docCount) : null };
   for (let i = 0; i < R; i++) {
     const d = sorted[i] as number;
-    st.total[i] = total[d] as number;
-    st.typos[i] = typos[d] as number;
-    st.weak[i] = weakCount[d] as number;
+    const at = d * PASS_STRIDE;
+    st.total[i] = ps[at + P_TOTAL] as number;
+    st.typos[i] = ps[at + P_TYPOS] as number;
+    st.weak[i] = ps[at + P_WEAK] as number;
     for (let w = 0; w < h; w++) st.pos[i * h + w] = pos[d * n + w] as number;
   }
   return st;
