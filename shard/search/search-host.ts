@@ -10,7 +10,7 @@
 // (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
 // its interval and makes a query wait, briefly, only for documents it must see that are still
 // being built.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
@@ -318,15 +318,24 @@ export class SearchHost implements QueryHandler {
 
   /**
    * A write about to reach a part whose engine is not loaded but whose snapshot is on disk (it
-   * went idle, or the node restarted): the engine is read back first, while the store still
-   * matches the snapshot, and the write reaches it as a change (the write waits for the read,
-   * milliseconds for a small part, well under a second for 100k documents, off the event loop).
-   * Before, the write removed the snapshot (see onChange) and the next query tokenized every
-   * document of the part again and rebuilt its ANN graphs: seconds for a large index.
+   * went idle, or the node restarted), a large one (over `syncSnapshotMaxBytes`, about 2,000
+   * documents): the engine is read back first, while the store still matches the snapshot, and
+   * the write reaches it as a change (the write waits for the read, off the event loop: well
+   * under a second for 100k documents). Otherwise the write removes the snapshot (see onChange)
+   * and the next query tokenizes every document of the part again and rebuilds its ANN graphs:
+   * seconds for a large index, well under one for a small one, which a nightly feed touching
+   * thousands of idle small indexes would otherwise all bring back into memory.
    */
   beforeWrite(store: PartitionStore, ref: pb.IndexRef): Promise<void> | void {
     const key = keyOf(ref);
-    if (this.closing || this.entries.has(key) || this.snapshotsDropped.has(key) || !existsSync(this.snapshotPath(ref))) return;
+    if (this.closing || this.entries.has(key) || this.snapshotsDropped.has(key)) return;
+    let bytes: number;
+    try {
+      bytes = statSync(this.snapshotPath(ref)).size;
+    } catch {
+      return; // no snapshot
+    }
+    if (bytes <= this.syncSnapshotMaxBytes) return;
     const loaded = this.loadedFor(store, ref);
     if (!(loaded instanceof Promise)) return;
     // A snapshot that cannot be used (damaged, or of another format after an upgrade) makes the

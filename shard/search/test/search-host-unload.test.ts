@@ -159,6 +159,24 @@ describe('unloading a large engine', () => {
     expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
   }, 30_000);
 
+  it('leaves a small idle part unloaded on a write: the snapshot goes, the next query builds it', async () => {
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    // the same data on a node for which every engine is small
+    await shard.close();
+    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+    host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, syncSnapshotMaxBytes: 1e12 });
+    shard.setQueryHandler(host);
+    shard.onChange(host.onChange);
+    expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(true);
+    await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    expect(host.enginesLoaded).toBe(0);
+    expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(false);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+
   it('keeps the engine when it is queried while the snapshot is written', async () => {
     const before = await answers();
     let attempts = 0;
