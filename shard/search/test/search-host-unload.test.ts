@@ -64,6 +64,15 @@ async function until(done: () => boolean, what: string, ms = 10_000): Promise<vo
     await sleep(10);
   }
 }
+/** The node stopped and started again on the same data and pool, its host with `options` (no idle unloads). */
+async function restartWith(options: { syncSnapshotMaxBytes: number; beforeWriteWaitMs?: number }): Promise<void> {
+  await shard.close();
+  shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+  shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+  host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, ...options });
+  shard.setQueryHandler(host);
+  shard.onChange(host.onChange);
+}
 /** Files of the engine directory, partial ones included. */
 const engineFiles = () => readdirSync(path.join(dir.dir, 'engine', `p${ref.partition}`));
 
@@ -142,12 +151,7 @@ describe('unloading a large engine', () => {
     await answers();
     await until(() => host.engineUnloads === 1, 'the unload');
     // the same data on a node that lets writes wait for no read-back at all (the bound's path)
-    await shard.close();
-    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
-    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
-    host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, syncSnapshotMaxBytes: 0, beforeWriteWaitMs: 0 });
-    shard.setQueryHandler(host);
-    shard.onChange(host.onChange);
+    await restartWith({ syncSnapshotMaxBytes: 0, beforeWriteWaitMs: 0 });
     const snap = engineFiles().find((f) => f.endsWith('.snap'));
     expect(snap).toBeDefined();
     writeFileSync(path.join(dir.dir, 'engine', `p${ref.partition}`, snap!), 'not a snapshot');
@@ -163,12 +167,7 @@ describe('unloading a large engine', () => {
     await answers();
     await until(() => host.engineUnloads === 1, 'the unload');
     // the same data on a node for which every engine is small
-    await shard.close();
-    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
-    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
-    host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, syncSnapshotMaxBytes: 1e12 });
-    shard.setQueryHandler(host);
-    shard.onChange(host.onChange);
+    await restartWith({ syncSnapshotMaxBytes: 1e12 });
     expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(true);
     await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
     expect(host.enginesLoaded).toBe(0);
