@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
-import { percentile } from './load/latency-stats.js';
+import { LatencyProbe } from './load/latency-probe.js';
 import { provisionIndex } from './load/provision-service.js';
 import { readMetrics } from './load/metrics-reader.js';
 
@@ -29,13 +29,6 @@ const log = (line: string) => process.stderr.write(`[idle-large] ${line}\n`);
 const idleSeconds = Number(values['idle-s']);
 if (!Number.isInteger(idleSeconds) || idleSeconds < 1) throw new Error('--idle-s must be a whole number of seconds, at least 1');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Phase {
-  requests: number;
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-}
 
 async function main(): Promise<void> {
   const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds) } });
@@ -56,8 +49,7 @@ async function main(): Promise<void> {
     };
   };
   const stages: Record<string, unknown> = {};
-  let probe: Promise<void> = Promise.resolve();
-  let probing = true;
+  let probe: LatencyProbe | null = null;
   try {
     const big = await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'idle', indexId: 'big', docs: loadCatalogSpec(values.catalog as string), log });
     const small = await provisionIndex({ baseUrl: base, adminKey: node.adminKey, tenantId: 'idle', indexId: 'small', docs: loadCatalog(['bestbuy']).slice(0, 200), log });
@@ -79,17 +71,12 @@ async function main(): Promise<void> {
     log(`loaded: ${JSON.stringify(stages.loaded)}`);
 
     // the probe, one request at a time, until told to stop
-    const samples: { at: number; ms: number }[] = [];
+    const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
+    const running = new LatencyProbe(async (i) => void (await ask('small', small.privateKey, { query: queries[i % queries.length] as string })));
+    probe = running;
     // its first seconds (the small index's first load) are not part of the baseline
     const probeFrom = performance.now() + 2000;
-    probe = (async () => {
-      const queries = ['sam', 'wireless h', 'ipho', 'case', 'laptop b'];
-      for (let i = 0; probing; i++) {
-        const at = performance.now();
-        samples.push({ at, ms: (await ask('small', small.privateKey, { query: queries[i % queries.length] as string })).ms });
-        await sleep(5);
-      }
-    })();
+    running.start();
     const unloadsBefore = (stages.loaded as { unloads: number }).unloads;
     let m = await metrics();
     const deadline = performance.now() + (idleSeconds * 3 + 120) * 1000;
@@ -123,14 +110,9 @@ async function main(): Promise<void> {
     await sleep(2000);
     stages.read_back = { ...(await metrics()), first_query_ms: Math.round(first.ms * 10) / 10 };
     log(`read back: ${JSON.stringify(stages.read_back)}`);
-    probing = false;
-    await probe;
+    await running.stop();
 
-    const phase = (from: number, until: number): Phase => {
-      const s = samples.filter((x) => x.at >= from && x.at < until).map((x) => x.ms).sort((a, b) => a - b);
-      const r = (v: number) => Math.round(v * 100) / 100;
-      return { requests: s.length, p50_ms: r(percentile(s, 50)), p99_ms: r(percentile(s, 99)), max_ms: r(s[s.length - 1] ?? 0) };
-    };
+    const phase = (from: number, until: number) => running.window(from, until);
     stages.probe = {
       'loaded, idle (baseline)': phase(probeFrom, idleFrom),
       'idle sweeps and the unload': phase(idleFrom, unloadedAt),
@@ -139,8 +121,7 @@ async function main(): Promise<void> {
     };
     log(`probe on the small index: ${JSON.stringify(stages.probe)}`);
   } finally {
-    probing = false;
-    await probe.catch(() => undefined);
+    await probe?.stop().catch(() => undefined);
     await node.stop();
   }
   log(`wrote ${writeResult('idle-large', values.out, { catalog: values.catalog, idle_seconds: idleSeconds, write: values.write, stages })}`);

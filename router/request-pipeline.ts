@@ -127,8 +127,7 @@ export class RequestPipeline {
       let tenant: TenantContext | null = null;
       let ticket: FrontTicket | null = null;
       if (spec.tenant === true && key !== null) {
-        const named = { query: asString(query.tenant_id), header: asString(headers['X-Tenant-Id']), body: undefined };
-        const t = this.auth.tenantFor(key, named);
+        const t = this.auth.tenantFor(key, { query: asString(query.tenant_id), header: asString(headers['X-Tenant-Id']), body: undefined });
         if (t instanceof Promise) return settle(t);
         if (spec.feature) requireFeature(t, spec.feature);
         tenant = t;

@@ -459,8 +459,8 @@ function completionFactor(typed: number, full: number): number {
  * A pass's state of one document, in one Float32Array of PASS_STRIDE slots a document: its
  * running total, typo cost and description-only words, and the current word's best match (score,
  * typo cost, title position, description-only). Kept together, they take one or two cache lines
- * where nine arrays indexed by document took nine (a pass touches thousands of documents once
- * each); the small counts are exact in 32-bit floats. Slot 7 is unused (alignment).
+ * where the seven arrays indexed by document they replace took seven (a pass touches thousands of
+ * documents once each); the small counts are exact in 32-bit floats. Slot 7 is unused (alignment).
  */
 const PASS_STRIDE = 8;
 const P_TOTAL = 0;

@@ -17,6 +17,7 @@ import type * as pb from '../../proto/gen/shard.js';
 import { decodeDocument, releaseDecoderSource, type SuggestDocument } from '../../node/runtime/document.js';
 import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
+import { withTimeout } from '../../node/runtime/timeout.js';
 import { decodeEvent, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
 import { behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
@@ -342,14 +343,10 @@ export class SearchHost implements QueryHandler {
     // load a build from the stored documents: seconds for a large part, longer than a write may
     // wait. Past BEFORE_WRITE_WAIT_MS the write goes on; it reaches the loading engine through the
     // backlog (see onChange), as any write during a load does. A failed load is the next query's.
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, this.opts.beforeWriteWaitMs ?? BEFORE_WRITE_WAIT_MS);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      loaded.then(done, done);
-    });
+    return withTimeout(loaded, this.opts.beforeWriteWaitMs ?? BEFORE_WRITE_WAIT_MS).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** Feed for ShardNode.onChange. */

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Piscina } from 'piscina';
 import { workerFile } from './worker-file.js';
 import type { Logger } from '../../node/runtime/log.js';
+import { withTimeout } from '../../node/runtime/timeout.js';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import type { MergePlan } from '../engine/engine.js';
 import { Segment, type SharedSegment } from '../engine/segment.js';
@@ -132,7 +133,7 @@ export class SegmentPool implements GraphBuilder {
     // A process that fails to start closes its pool at once: a thread terminated while it still
     // loads the native vector libraries could abort the process (SIGABRT) instead of letting it
     // exit with its status. Its first load takes a fraction of a second; at most two are waited for.
-    await Promise.race([this.warming, new Promise((r) => setTimeout(r, 2000).unref())]);
+    await withTimeout(this.warming, 2000).catch(() => undefined);
     await Promise.all([this.pool.destroy(), this.mergePool.destroy(), this.graphPool.destroy()]);
     const dir = await this.graphDir.catch(() => null);
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
