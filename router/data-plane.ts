@@ -6,13 +6,14 @@
 // retried only once placement names another node for the part (a follower was promoted);
 // otherwise it surfaces as 503.
 import type { Coordinator, IndexRecord, MemberRecord, MetaEvent, PhysicalIndexRecord, PlacementTable, Unsubscribe } from '../coordinator/coordinator.js';
+import { pack, unpack } from 'msgpackr';
 import type * as pb from '../proto/gen/shard.js';
 import { decodeDocument, encodeDocument, type SuggestDocument } from '../node/runtime/document.js';
 import { SuggestError, fail } from '../node/runtime/errors.js';
 import { partOf, partitionOf } from '../node/runtime/hash.js';
 import { IndexId, PhysicalIndexId, type NodeId, type TenantId } from '../node/runtime/ids.js';
 import type { Logger } from '../node/runtime/log.js';
-import type { ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
+import type { ShardApi, ShardDirectory, WarmRequest, WarmState } from '../node/runtime/shard-api.js';
 import { Gauge } from 'prom-client';
 import { metrics } from '../node/runtime/metrics.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -445,6 +446,31 @@ export class DataPlane {
     return replicasOf(t, tenant, physical, part).replicas.slice(1).filter((n) => this.liveShards.has(n));
   }
 
+  /**
+   * Asks every part's primary, and its live followers when reads go to them, to bring the part's
+   * engine into memory (QueryKind `warm`, SearchHost.warm): one state per replica asked, a
+   * replica that could not be asked as `unavailable` with the reason.
+   */
+  warm(tenant: TenantId, physical: PhysicalIndexRecord): Promise<ReplicaWarmState[]> {
+    const payload = pack({} satisfies WarmRequest);
+    const ask = async (api: ShardApi, ref: pb.IndexRef, node: NodeId): Promise<ReplicaWarmState> => {
+      const state = unpack((await api.query({ ref, kind: 'warm', payload })).result) as WarmState;
+      return { part: ref.part, node, state: state.state, documents: state.documents };
+    };
+    const unavailable = (part: number, node: NodeId | null) => (err: unknown): ReplicaWarmState => ({ part, node, state: 'unavailable', documents: 0, detail: err instanceof Error ? err.message : String(err) });
+    const calls: Promise<ReplicaWarmState>[] = [];
+    const t = this.placement;
+    for (let part = 0; part < physical.parts; part++) {
+      calls.push(this.onPart(tenant, physical, part, ask).catch(unavailable(part, null)));
+      if (!t || this.opts.replicaReads === false) continue;
+      const { partition } = replicasOf(t, tenant, physical, part);
+      for (const node of this.followers(tenant, physical, part)) {
+        calls.push(ask(this.shards.client(node), refOf(t, tenant, physical, part, partition), node).catch(unavailable(part, node)));
+      }
+    }
+    return Promise.all(calls);
+  }
+
   /** Runs `call` on every part concurrently. */
   onAllParts<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T[]> {
     const calls: Promise<T>[] = [];
@@ -510,6 +536,17 @@ export class DataPlane {
     const removed = await this.onAllParts(tenant, physical, async (api, ref) => (await api.dropIndex({ ref })).removed);
     return removed.reduce((a, b) => a + b, 0);
   }
+}
+
+/** Where one replica of a part stands after a `warm` query (DataPlane.warm). */
+export interface ReplicaWarmState {
+  part: number;
+  /** null: the part's primary, whichever node that was when asked */
+  node: NodeId | null;
+  state: WarmState['state'] | 'unavailable';
+  documents: number;
+  /** why the replica could not be asked */
+  detail?: string;
 }
 
 /** The partition that holds part `part` of `physical` under table `t`, and its replicas (primary first). */

@@ -7,9 +7,15 @@ import { fail } from '../node/runtime/errors.js';
 import type { PartitionStore } from './partition-store.js';
 import type { ChangeEvent } from './shard-node.js';
 
-export type QueryKind = 'typeahead' | 'autocomplete' | 'predict';
+export type { WarmRequest, WarmState } from '../node/runtime/shard-api.js';
 
-export const QUERY_KINDS: ReadonlySet<string> = new Set<QueryKind>(['typeahead', 'autocomplete', 'predict']);
+/**
+ * `warm` asks for no search: the part's engine is brought into memory ahead of its queries, and
+ * the answer (a WarmState) comes at once (see SearchHost.warm).
+ */
+export type QueryKind = 'typeahead' | 'autocomplete' | 'predict' | 'warm';
+
+export const QUERY_KINDS: ReadonlySet<string> = new Set<QueryKind>(['typeahead', 'autocomplete', 'predict', 'warm']);
 
 export interface IndexContext {
   /** the partition that stores the index part */

@@ -62,3 +62,18 @@ export interface ShardDirectory {
    */
   announceChange?(tenantId: string, physicalIndexId: string): void;
 }
+
+/** Payload of a `warm` query (QueryRequest.kind `warm`: a part's engine brought into memory ahead of its queries). */
+export interface WarmRequest {
+  /** parts holding fewer documents are left as they are (`skipped`): their first query builds them quickly */
+  min_documents?: number;
+}
+
+/**
+ * A part's engine after a `warm` query: `ready` (in memory), `loading` (a load runs, started by
+ * this query or an earlier one), `skipped` (fewer documents than `min_documents`).
+ */
+export interface WarmState {
+  state: 'ready' | 'loading' | 'skipped';
+  documents: number;
+}

@@ -38,6 +38,9 @@ describe('jobs on a single node', () => {
     expect(count.body.total).toBe(27_555);
     const first = await api.call<Doc>('GET', '/v1/indexes/bigbasket/documents/1', { key });
     expect(first.body).toMatchObject({ title: 'Garlic Oil - Vegetarian Capsule 500 mg', manufacturer: 'Sri Sri Ayurveda', raw: { category: 'Beauty & Hygiene', sale_price: 220, rating: 4.1 } });
+    // large enough for the job's warm-up: the engine is loaded without any query having asked
+    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/bigbasket/stats', { key })).body.parts.every((p) => p.engine.loaded);
+    await waitFor(loaded, 60_000, 'the engine loaded after the job');
   });
 
   it('gives the same documents for the Best Buy JSON array and the same records as JSON Lines', async () => {

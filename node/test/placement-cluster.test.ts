@@ -90,6 +90,23 @@ describe('cluster placement', () => {
     expect(scrape).toMatch(/^suggest_router_shard_retries\{reason="wrong_owner"\} \d+$/m);
   });
 
+  it('promotes a staging index of 3 parts once both replicas of every part have loaded its engine', async () => {
+    const own = await tenantKey(api, cluster.adminKey, { tenant_id: 'swapper', name: 'Swapper', plan: 'pro' });
+    expect((await api.call('POST', '/v1/indexes', { key: own, body: { index_id: 'swap', name: 'swap', parts: 3 } })).status).toBe(200);
+    const staging = (await api.call<{ physical_index_id: string }>('POST', '/v1/indexes/swap/allocate-physical-id', { key: own })).body.physical_index_id;
+    const documents = Array.from({ length: 90 }, (_, i) => ({ id: `d${i}`, title: `Cordless drill ${i}`, raw: {} }));
+    expect((await api.call('POST', `/v1/indexes/${staging}/documents`, { key: own, body: { documents } })).status).toBe(200);
+    const promoted = await api.call<{ physical_index_id: string; warm: { ready: boolean; replicas: number; replicas_ready: number; pending: unknown[] } }>('POST', '/v1/indexes/swap/promote', {
+      key: own,
+      body: { physical_index_id: staging },
+    });
+    expect(promoted.status, JSON.stringify(promoted.body)).toBe(200);
+    // 3 parts on 2 replicas each: the primaries and the followers that share the reads
+    expect(promoted.body.warm).toMatchObject({ ready: true, replicas: 6, replicas_ready: 6, pending: [] });
+    const answer = await api.call<{ suggestions: unknown[] }>('GET', '/v1/typeahead?index=swap&query=cordl', { key: own });
+    expect(answer.body.suggestions.length).toBeGreaterThan(0);
+  });
+
   it('adds a 4th shard node under write load with zero errors; every acknowledged document is readable', async () => {
     const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 2, prefix: 'grow' });
     growLoad = load;

@@ -18,6 +18,16 @@ export interface PromoteLoadResult {
   sawNew: number;
   /** typeahead requests among `requests` */
   typeahead: number;
+  /** the promotion's report on the new index's engines */
+  warm?: WarmReport;
+}
+
+interface WarmReport {
+  ready: boolean;
+  waited_ms: number;
+  replicas: number;
+  replicas_ready: number;
+  pending: unknown[];
 }
 
 export async function promoteUnderLoad(urls: string[], key: string, index: string, opts: { workers?: number; docs?: number } = {}): Promise<PromoteLoadResult> {
@@ -33,6 +43,9 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   const fill = await api.call<StartView>('POST', `/v1/indexes/${staging}/ingest/start`, { key, body: [...make('new'), { id: 'only-new', title: 'new', raw: { gen: 'new' } }] });
   expect(fill.status, JSON.stringify(fill.body)).toBe(200);
   expect((await waitForJob(api, key, fill.body.job_id)).status).toBe('succeeded');
+  // too small for the job's own warm-up: its engines are not loaded before the promotion
+  const engines = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${staging}/stats`, { key })).body.parts.map((p) => p.engine.loaded);
+  expect(await engines()).not.toContain(true);
   // the staging index is complete and not live yet
   expect((await api.call<Doc>('GET', `/v1/indexes/${index}/documents/p0001`, { key })).body.raw.gen).toBe('old');
 
@@ -90,9 +103,14 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   };
   const workers = Array.from({ length: opts.workers ?? 8 }, (_, w) => worker(w));
   await new Promise((res) => setTimeout(res, 600));
-  const promoted = await api.call<{ physical_index_id: string; previous_physical_index_id: string }>('POST', `/v1/indexes/${index}/promote`, { key, body: { physical_index_id: staging } });
+  const promoted = await api.call<{ physical_index_id: string; previous_physical_index_id: string; warm: WarmReport }>('POST', `/v1/indexes/${index}/promote`, { key, body: { physical_index_id: staging } });
   expect(promoted.status, JSON.stringify(promoted.body)).toBe(200);
   expect(promoted.body.physical_index_id).toBe(staging);
+  // the swap came after every replica of the new index had its engine in memory
+  result.warm = promoted.body.warm;
+  expect(promoted.body.warm).toMatchObject({ ready: true, pending: [] });
+  expect(promoted.body.warm.replicas_ready).toBe(promoted.body.warm.replicas);
+  expect(await engines()).not.toContain(false);
   await new Promise((res) => setTimeout(res, 800));
   stop = true;
   await Promise.all(workers);

@@ -5,7 +5,8 @@
 // once and reads only the physical index it resolved, so every response comes wholly from the
 // old or wholly from the new one; other routers switch when the watch event reaches them
 // (milliseconds); the old physical index keeps serving until the logical index is deleted, so
-// a request still in flight on it completes.
+// a request still in flight on it completes. Before the swap, the new physical index's engines
+// are loaded on every replica that will answer it (warm-up.ts), within `ready_timeout_ms`.
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { unpack } from 'msgpackr';
@@ -25,11 +26,13 @@ import {
   IndexStats,
   IndexView,
   Merchandising,
+  PROMOTE_READY_TIMEOUT_MS,
   PromoteBody,
   PromoteResponse,
 } from '../schemas.js';
 import { sseReply, type NumberedEvent, type SseEvent } from '../sse.js';
 import { indexView } from '../views.js';
+import { warmUp } from '../warm-up.js';
 import { IndexParams, nowIso, tenantOf } from './common.js';
 
 const tags = ['indexes'];
@@ -298,6 +301,7 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         // a staging build still being filled must not go live half-done
         const filling = await deps.jobs.activeJobsOn(t.id, next);
         if (filling.length > 0) fail('conflict', { reason: `Ingestion job ${filling[0]} is still writing to '${next}'; promote it once the job has finished (or cancel the job).` });
+        const warm = await warmUp(data, t.id, physical, req.body.ready_timeout_ms ?? PROMOTE_READY_TIMEOUT_MS);
         // The swap compares against the alias as stored, not as cached here: another router may
         // have promoted a moment ago, and "point the index at X" should not fail on a stale cache.
         let previous: string | null = null;
@@ -312,7 +316,7 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const fresh = await coordinator.getIndex(t.id, logical.index_id);
         if (!fresh) return fail('index_not_found', { index: logical.index_id, tenant: t.id });
         data.remember(fresh, t.id, logical.index_id);
-        return { ...(await view(t.id, fresh)), previous_physical_index_id: previous };
+        return { ...(await view(t.id, fresh)), previous_physical_index_id: previous, warm };
       },
     }),
 

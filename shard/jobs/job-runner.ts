@@ -23,6 +23,9 @@ import { runIngestion, type JobOutcome } from './ingestion-job.js';
 import { makeUpdate, type JobContext, type JobSettings, type StopReason } from './job-context.js';
 import { PartWriter, type PlacementSource } from './part-writer.js';
 
+/** Parts with fewer documents are not warmed after an ingestion job (see JobRunner.warmParts). */
+export const WARM_AFTER_INGESTION_MIN_DOCUMENTS = 2_000;
+
 export interface JobRunnerOptions {
   nodeId: NodeId;
   coordinator: Coordinator;
@@ -209,6 +212,8 @@ export class JobRunner {
       }
     }
     finished = true;
+    // before the job reads as succeeded, so that its client's first queries find the load under way
+    if (outcome?.status === 'succeeded' && rec.kind === 'ingestion') this.warmParts(rec, ctx.writer);
     if (outcome) {
       const done = await this.finish(rec, outcome);
       log.info('job finished', { status: done?.status ?? 'moved', processed: done?.processed, failed: done?.failed });
@@ -251,6 +256,20 @@ export class JobRunner {
       if (err instanceof SuggestError && err.code === 'job_not_found') return null;
       throw err;
     }
+  }
+
+  /**
+   * Asks each part of the index an ingestion job filled to bring its engine into memory, so that
+   * its first queries do not wait for a build from the stored documents (seconds for a large
+   * part). Parts under WARM_AFTER_INGESTION_MIN_DOCUMENTS are left to their first query, which
+   * builds them in well under a second: a feed of thousands of small indexes does not load them
+   * all. Not awaited; a failure is logged (the first query builds the engine as before).
+   */
+  private warmParts(rec: JobRecord, writer: PartWriter): void {
+    writer.warm(WARM_AFTER_INGESTION_MIN_DOCUMENTS).then(
+      (states) => this.log.info('engine warm-up after ingestion', { job: rec.job_id, parts: states.map((w) => w.state) }),
+      (err: unknown) => this.log.warn('engine warm-up after ingestion failed', { job: rec.job_id, err }),
+    );
   }
 
   private async dropUpload(rec: JobRecord): Promise<void> {

@@ -3,6 +3,7 @@
 // table, reached through the ShardDirectory (this node itself in-process, others over gRPC). A
 // call refused with `wrong_owner` re-reads placement and is tried again; `unavailable` (a node
 // restarting) is retried a few times with backoff before the job gives up.
+import { pack, unpack } from 'msgpackr';
 import type { Coordinator, PlacementTable } from '../../coordinator/coordinator.js';
 import type * as pb from '../../proto/gen/shard.js';
 import { encodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
@@ -10,6 +11,7 @@ import { SuggestError, fail } from '../../node/runtime/errors.js';
 import { partitionOf } from '../../node/runtime/hash.js';
 import type { NodeId } from '../../node/runtime/ids.js';
 import type { ShardApi, ShardDirectory } from '../../node/runtime/shard-api.js';
+import type { WarmRequest, WarmState } from '../query-handler.js';
 
 export interface PlacementSource {
   current(): PlacementTable | undefined;
@@ -78,6 +80,12 @@ export class PartWriter {
   upsert(part: number, docs: readonly SuggestDocument[], maxDocuments: number): Promise<pb.UpsertResponse> {
     const documents = docs.map((d) => ({ id: d.id, body: encodeDocument(d) }));
     return this.call(part, (api, ref) => api.upsert({ ref, documents, maxDocuments }));
+  }
+
+  /** Asks every part's primary to bring its engine into memory (QueryKind `warm`); their states. */
+  warm(minDocuments: number): Promise<WarmState[]> {
+    const payload = pack({ min_documents: minDocuments } satisfies WarmRequest);
+    return Promise.all(Array.from({ length: this.parts }, (_, p) => this.call(p, async (api, ref) => unpack((await api.query({ ref, kind: 'warm', payload })).result) as WarmState)));
   }
 
   list(part: number, afterId: string, limit: number): Promise<pb.ListDocumentsResponse> {

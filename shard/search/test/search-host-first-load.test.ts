@@ -103,3 +103,38 @@ describe("a part's first load", () => {
     expect(host.engineBuilds.pool).toBe(1);
   }, 30_000);
 });
+
+describe('a warm query', () => {
+  const warm = (ref: pb.IndexRef, payload?: unknown) => shard.queryValue({ ref, kind: 'warm', payload }) as { state: string; documents: number };
+
+  it('starts the load without a search and answers at once; the first query then builds nothing', async () => {
+    const ref = refOf('t1', 'staged', { partitions: 1 });
+    await upsert(ref, catalog(600));
+    expect(warm(ref)).toEqual({ state: 'loading', documents: 600 });
+    // asked again while it loads: the same load, not a second one
+    expect(warm(ref)).toEqual({ state: 'loading', documents: 600 });
+    await vi.waitFor(() => expect(warm(ref).state).toBe('ready'), { timeout: 20_000, interval: 20 });
+    expect(warm(ref)).toEqual({ state: 'ready', documents: 600 });
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+    expect(host.enginesLoaded).toBe(1);
+    expect((await ids(ref, 'typeahead', 'sam')).length).toBeGreaterThan(0);
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+
+  it('leaves a part under min_documents to its first query', async () => {
+    const ref = refOf('t1', 'few', { partitions: 1 });
+    await upsert(ref, catalog(40));
+    expect(warm(ref, { min_documents: 41 })).toEqual({ state: 'skipped', documents: 40 });
+    expect(host.enginesLoaded).toBe(0);
+    expect(warm(ref, { min_documents: 40 }).state).toBe('loading');
+    await vi.waitFor(() => expect(warm(ref).state).toBe('ready'), { timeout: 20_000, interval: 20 });
+    // once loaded, it is ready whatever the threshold
+    expect(warm(ref, { min_documents: 1_000 })).toEqual({ state: 'ready', documents: 40 });
+  }, 30_000);
+
+  it('is refused for a part this node does not own, like any query', async () => {
+    const ref = { ...refOf('t1', 'elsewhere', { partitions: 1 }), partition: 5 };
+    expect(() => warm(ref)).toThrow();
+    expect(host.enginesLoaded).toBe(0);
+  });
+});
