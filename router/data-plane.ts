@@ -541,7 +541,7 @@ export class DataPlane {
 /** Where one replica of a part stands after a `warm` query (DataPlane.warm). */
 export interface ReplicaWarmState {
   part: number;
-  /** null: the part's primary, whichever node that was when asked */
+  /** the shard node asked; null when the part's primary could not be reached */
   node: NodeId | null;
   state: WarmState['state'] | 'unavailable';
   documents: number;

@@ -208,7 +208,7 @@ export const PromoteBody = named(
 );
 const ReplicaWarmState = Type.Object({
   part: Count,
-  node: Type.Union([Type.String(), Type.Null()], { description: 'null: the part\'s primary' }),
+  node: Type.Union([Type.String(), Type.Null()], { description: 'The shard node asked; null when the part\'s primary could not be reached.' }),
   state: Type.Union([Type.Literal('ready'), Type.Literal('loading'), Type.Literal('skipped'), Type.Literal('unavailable')]),
   documents: Count,
   detail: Type.Optional(Type.String()),
