@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       jobs: {
         coordinator,
         directory: { client: (id) => (id === nodeId || !remote ? shardNode! : remote.client(id)) },
-        settings: { batchSize: config.jobBatchSize, batchDelayMs: config.jobBatchDelayMs, maxRecordChars: config.maxRecordBytes, exportTtlSeconds: config.exportTtlSeconds },
+        settings: { batchSize: config.jobBatchSize, batchDelayMs: config.jobBatchDelayMs, maxRecordChars: config.maxRecordBytes, exportTtlSeconds: config.exportTtlSeconds, warmFollowers: config.replicaReads },
         leaseTtlSeconds: config.jobLeaseTtlSeconds,
         maxAttempts: config.jobMaxAttempts,
         scanIntervalMs: Math.max(5_000, Math.floor(config.jobStuckAfterMs / 2)),

@@ -107,6 +107,28 @@ describe('cluster placement', () => {
     expect(answer.body.suggestions.length).toBeGreaterThan(0);
   });
 
+  it("warms both replicas of an ingestion job's index when the job succeeds", async () => {
+    const own = await tenantKey(api, cluster.adminKey, { tenant_id: 'jobwarm', name: 'Job warm', plan: 'pro' });
+    expect((await api.call('POST', '/v1/indexes', { key: own, body: { index_id: 'feed', name: 'feed' } })).status).toBe(200);
+    const documents = Array.from({ length: 2_100 }, (_, i) => ({ id: `f${i}`, title: `Garden hose ${i}`, raw: {} }));
+    const job = await api.call<{ job_id: string }>('POST', '/v1/indexes/feed/ingest/start', { key: own, body: documents });
+    expect(job.status, JSON.stringify(job.body)).toBe(200);
+    await waitFor(async () => (await api.call<{ status: string }>('GET', `/v1/ingestion-jobs/${job.body.job_id}`, { key: own })).body.status === 'succeeded', 60_000, 'job succeeded');
+    // the runner's report: the primary and the follower of the index's one part, each asked to load
+    let states: string[] | undefined;
+    await waitFor(
+      async () => {
+        const line = cluster.shards.flatMap((s) => s.output).find((l) => l.includes('engine warm-up after ingestion') && l.includes(job.body.job_id));
+        states = line === undefined ? undefined : (JSON.parse(line) as { parts: string[] }).parts;
+        return states !== undefined;
+      },
+      10_000,
+      'the warm-up report',
+    );
+    expect(states).toHaveLength(2);
+    for (const s of states!) expect(['loading', 'ready']).toContain(s);
+  });
+
   it('adds a 4th shard node under write load with zero errors; every acknowledged document is readable', async () => {
     const load = new WriteLoad({ urls: cluster.routerUrls, key, indexes, batch: 10, concurrency: 2, prefix: 'grow' });
     growLoad = load;

@@ -14,6 +14,8 @@ export interface JobSettings {
   batchDelayMs: number;
   maxRecordChars: number;
   exportTtlSeconds: number;
+  /** an ingestion job's warm-up also reaches the followers of its parts (they share the reads) */
+  warmFollowers?: boolean;
 }
 
 /** Why a job stops before its end. */

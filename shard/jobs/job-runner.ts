@@ -259,14 +259,15 @@ export class JobRunner {
   }
 
   /**
-   * Asks each part of the index an ingestion job filled to bring its engine into memory, so that
+   * Asks each part of the index an ingestion job filled (each replica that answers reads) to
+   * bring its engine into memory, so that
    * its first queries do not wait for a build from the stored documents (seconds for a large
    * part). Parts under WARM_AFTER_INGESTION_MIN_DOCUMENTS are left to their first query, which
    * builds them in well under a second: a feed of thousands of small indexes does not load them
    * all. Not awaited; a failure is logged (the first query builds the engine as before).
    */
   private warmParts(rec: JobRecord, writer: PartWriter): void {
-    writer.warm(WARM_AFTER_INGESTION_MIN_DOCUMENTS).then(
+    writer.warm(WARM_AFTER_INGESTION_MIN_DOCUMENTS, this.o.settings.warmFollowers === true).then(
       (states) => this.log.info('engine warm-up after ingestion', { job: rec.job_id, parts: states.map((w) => w.state) }),
       (err: unknown) => this.log.warn('engine warm-up after ingestion failed', { job: rec.job_id, err }),
     );

@@ -82,10 +82,22 @@ export class PartWriter {
     return this.call(part, (api, ref) => api.upsert({ ref, documents, maxDocuments }));
   }
 
-  /** Asks every part's primary to bring its engine into memory (QueryKind `warm`); their states. */
-  warm(minDocuments: number): Promise<WarmState[]> {
+  /**
+   * Asks every part's primary, and with `followers` its followers, to bring its engine into memory
+   * (QueryKind `warm`); their states, a follower that could not be asked left out.
+   */
+  async warm(minDocuments: number, followers: boolean): Promise<WarmState[]> {
     const payload = pack({ min_documents: minDocuments } satisfies WarmRequest);
-    return Promise.all(Array.from({ length: this.parts }, (_, p) => this.call(p, async (api, ref) => unpack((await api.query({ ref, kind: 'warm', payload })).result) as WarmState)));
+    const ask = async (api: ShardApi, ref: pb.IndexRef) => unpack((await api.query({ ref, kind: 'warm', payload })).result) as WarmState;
+    const calls: Promise<WarmState | null>[] = [];
+    for (let part = 0; part < this.parts; part++) {
+      calls.push(this.call(part, ask));
+      const t = this.placement.current();
+      if (!followers || !t) continue;
+      const { ref } = this.route(part);
+      for (const node of t.nodes[ref.partition]?.slice(1) ?? []) calls.push(ask(this.directory.client(node), ref).catch(() => null));
+    }
+    return (await Promise.all(calls)).filter((s): s is WarmState => s !== null);
   }
 
   list(part: number, afterId: string, limit: number): Promise<pb.ListDocumentsResponse> {
