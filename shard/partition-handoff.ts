@@ -57,6 +57,8 @@ export interface HandoffHost {
   adoptPlacement(table: PlacementTable): void;
   /** the search engine drops what it built from this partition */
   forgetEngine(partition: number): void;
+  /** writes from the primary are about to reach this replica's store (see ShardNode.beforeReplicaWrite) */
+  beforeReplicaWrite(partition: number, ops: readonly BatchOp[]): void;
   /** writes from the primary were applied to this replica's store (see ShardNode.replicaWritten) */
   replicaWritten(partition: number, ops: readonly BatchOp[]): void;
   /** partitions with data on this node's disk, open or not */
@@ -435,7 +437,9 @@ export class PartitionHandoff {
       if (inb.touched) for (const op of ops) inb.touched.add(op.key.toString('latin1'));
       await this.enqueue(inb, p, (store) => store.applyRaw(ops));
     } else {
-      await (await this.host.store(p)).applyRaw(ops);
+      const store = await this.host.store(p);
+      this.host.beforeReplicaWrite(p, ops);
+      await store.applyRaw(ops);
     }
     this.host.replicaWritten(p, ops);
     return {};

@@ -48,11 +48,11 @@ export interface QueryHandler {
    */
   replicaChanged?(event: ChangeEvent): void;
   /**
-   * Called in the index's write order before an upsert or a delete of this node's own writes
-   * reaches the store (the write waits for a returned promise; a failure is logged, not the
-   * write's): what was built from the store as it is now can be brought up first.
+   * Called in the index's write order before an upsert or a delete reaches the store: the
+   * primary's own writes, and a follower's replicated ones (synchronous; a failure is logged,
+   * not the write's): what was kept of the store as it is now can be set aside first.
    */
-  beforeWrite?(store: PartitionStore, ref: pb.IndexRef): Promise<void> | void;
+  beforeWrite?(store: PartitionStore, ref: pb.IndexRef): void;
   /** Called once when the node closes, before its partitions close. */
   close?(): Promise<void> | void;
 }

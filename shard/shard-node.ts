@@ -16,7 +16,7 @@ import { partitionOf } from '../node/runtime/hash.js';
 import type { NodeId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import type { QueryValueRequest, ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
-import { indexPartId } from './index-keys.js';
+import { indexPartId, readKey } from './index-keys.js';
 import { BlobStore } from './jobs/blob-store.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job-runner.js';
 import { placementSource } from './jobs/part-writer.js';
@@ -159,6 +159,26 @@ export class ShardNode implements ShardApi, HandoffHost {
    * to this replica after the write was acknowledged sees it. Writes that cannot be read as
    * changes drop what was built from the partition instead (the next read builds it again).
    */
+  /**
+   * HandoffHost: a follower's store is about to take writes from the primary: the query
+   * handler's `beforeWrite` for each index part whose documents they change, as for the
+   * primary's own writes.
+   */
+  beforeReplicaWrite(partition: number, ops: readonly BatchOp[]): void {
+    const store = this.ready[partition];
+    if (!store || !this.queryHandler.beforeWrite) return;
+    let seen: string | null = null;
+    for (const op of ops) {
+      const k = readKey(op.key);
+      if (k === null || k.kind !== 'doc') continue;
+      // a batch is one write of one part (PartitionStore ships each write alone): read one key of it
+      const part = `${k.tenantId}\0${k.physicalIndexId}\0${k.part}`;
+      if (part === seen) continue;
+      seen = part;
+      this.beforeWrite(store, { tenantId: k.tenantId, physicalIndexId: k.physicalIndexId, part: k.part, parts: 0, partition, epoch: this.table?.epoch ?? 0 });
+    }
+  }
+
   replicaWritten(partition: number, ops: readonly BatchOp[]): void {
     const handler = this.queryHandler;
     const changes = handler.replicaChanged ? replicatedChanges(partition, this.table?.epoch ?? 0, ops) : null;
@@ -271,7 +291,7 @@ export class ShardNode implements ShardApi, HandoffHost {
 
   upsert(req: pb.UpsertRequest): Promise<pb.UpsertResponse> {
     return this.write(req.ref, async (store, ref) => {
-      await this.beforeWrite(store, ref);
+      this.beforeWrite(store, ref);
       const res = await store.upsert(ref, req.documents, req.maxDocuments);
       if (this.listeners.size > 0 && res.upserted > 0) {
         this.emit({ type: 'upsert', ref, ids: req.documents.map((d) => d.id), documents: req.documents });
@@ -282,7 +302,7 @@ export class ShardNode implements ShardApi, HandoffHost {
 
   deleteDocument(req: pb.DocumentRequest): Promise<pb.DeleteDocumentResponse> {
     return this.write(req.ref, async (store, ref) => {
-      await this.beforeWrite(store, ref);
+      this.beforeWrite(store, ref);
       const res = await store.delete(ref, req.docId);
       if (this.listeners.size > 0 && res.deleted) this.emit({ type: 'delete', ref, ids: [req.docId] });
       return res;
@@ -564,9 +584,9 @@ export class ShardNode implements ShardApi, HandoffHost {
   }
 
   /** The query handler's QueryHandler.beforeWrite: its failure is logged, the write goes on. */
-  private async beforeWrite(store: PartitionStore, ref: pb.IndexRef): Promise<void> {
+  private beforeWrite(store: PartitionStore, ref: pb.IndexRef): void {
     try {
-      await this.queryHandler.beforeWrite?.(store, ref);
+      this.queryHandler.beforeWrite?.(store, ref);
     } catch (err) {
       this.log.error('before-write hook failed', { err, partition: ref.partition });
     }

@@ -10,14 +10,13 @@
 // (first loads, large write batches, merges); the EngineRefresher publishes fresh writes within
 // its interval and makes a query wait, briefly, only for documents it must see that are still
 // being built.
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type * as pb from '../../proto/gen/shard.js';
 import { decodeDocument, releaseDecoderSource, type SuggestDocument } from '../../node/runtime/document.js';
 import { fail, invalid, validationError } from '../../node/runtime/errors.js';
 import type { Logger } from '../../node/runtime/log.js';
-import { withTimeout } from '../../node/runtime/timeout.js';
 import { decodeEvent, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
 import { behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
@@ -67,8 +66,8 @@ export interface SearchHostOptions {
    * (default SYNC_SNAPSHOT_MAX_BYTES); smaller ones on it, in slices
    */
   syncSnapshotMaxBytes?: number;
-  /** how long a write waits at most for an idle part's engine to be read back (default BEFORE_WRITE_WAIT_MS) */
-  beforeWriteWaitMs?: number;
+  /** documents a held snapshot may fall behind by (default HELD_MAX_DOCUMENTS; see beforeWrite) */
+  heldMaxDocuments?: number;
   /** called once an asynchronous unload has written its files, before it decides (tests pause or act here) */
   onUnloadWritten?: (ref: pb.IndexRef) => Promise<void> | void;
 }
@@ -89,8 +88,13 @@ const UNLOAD_PAUSE_MS = 20;
  */
 const SYNC_SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024;
 
-/** How long a write waits at most for an idle part's engine to be read back (see beforeWrite). */
-const BEFORE_WRITE_WAIT_MS = 2_000;
+/**
+ * Documents a part's held snapshot may fall behind by (see beforeWrite), and all held snapshots
+ * together: past them, the writes' bodies would cost more memory than the rebuild they save is
+ * worth, and the snapshot goes as a small part's does.
+ */
+const HELD_MAX_DOCUMENTS = 20_000;
+const HELD_TOTAL_MAX_DOCUMENTS = 200_000;
 /** Stored documents per segment when a first load builds on the pool (larger parts get several, merged later). */
 const LOAD_CHUNK = 100_000;
 /**
@@ -121,6 +125,19 @@ interface Entry {
   changes: number;
 }
 
+/**
+ * The snapshot of a part not loaded, kept through writes (see beforeWrite): the file as it matched
+ * the store before them, and the writes since, in order, for the engine read from it.
+ */
+interface Held {
+  file: string;
+  documents: number;
+  storedBytes: number;
+  changes: ChangeEvent[];
+  /** documents in `changes` */
+  behind: number;
+}
+
 interface Loaded {
   engine: SuggestEngine;
   behavior: BehaviorModel;
@@ -146,6 +163,10 @@ export class SearchHost implements QueryHandler {
   private unseenAnswers = 0;
   /** parts not loaded whose snapshot a write has already removed (see onChange) */
   private readonly snapshotsDropped = new Set<string>();
+  /** parts not loaded whose snapshot is kept through writes (see beforeWrite) */
+  private readonly held = new Map<string, Held>();
+  /** documents in every Held's changes */
+  private heldDocuments = 0;
   private readonly pool: SegmentPool | null;
   private readonly embeddings: EmbeddingProvider | null;
   private readonly titleVectors = new VectorCache();
@@ -320,33 +341,52 @@ export class SearchHost implements QueryHandler {
   /**
    * A write about to reach a part whose engine is not loaded but whose snapshot is on disk (it
    * went idle, or the node restarted), a large one (over `syncSnapshotMaxBytes`, about 2,000
-   * documents): the engine is read back first, while the store still matches the snapshot, and
-   * the write reaches it as a change (the write waits for the read, off the event loop: well
-   * under a second for 100k documents). Otherwise the write removes the snapshot (see onChange)
-   * and the next query tokenizes every document of the part again and rebuilds its ANN graphs:
-   * seconds for a large index, well under one for a small one, which a nightly feed touching
-   * thousands of idle small indexes would otherwise all bring back into memory.
+   * documents), which still matches the store: the snapshot is held (moved aside, so that a
+   * restart never reads it against the newer store) and the part's writes from here on are kept
+   * beside it, in order (see onChange). The next query reads the engine back from it and applies
+   * them: a fraction of a second for 100k documents, where a build from the stored documents
+   * takes seconds and rebuilds the ANN graphs. The write itself waits for nothing (a header read
+   * and a rename). Otherwise the write removes the snapshot (see onChange) and the next query
+   * builds the engine from the stored documents: well under a second for a small part. Called by
+   * the primary for its own writes and by a follower for the ones it applies from its primary.
    */
-  beforeWrite(store: PartitionStore, ref: pb.IndexRef): Promise<void> | void {
+  beforeWrite(store: PartitionStore, ref: pb.IndexRef): void {
     const key = keyOf(ref);
-    if (this.closing || this.entries.has(key) || this.snapshotsDropped.has(key)) return;
-    let bytes: number;
+    if (this.closing || this.entries.has(key) || this.held.has(key) || this.snapshotsDropped.has(key)) return;
+    const file = this.snapshotPath(ref);
+    let header: SnapshotHeader | null;
     try {
-      bytes = statSync(this.snapshotPath(ref)).size;
+      if (statSync(file).size <= this.syncSnapshotMaxBytes) return;
+      header = readHeaderSync(file);
     } catch {
       return; // no snapshot
     }
-    if (bytes <= this.syncSnapshotMaxBytes) return;
-    const loaded = this.loadedFor(store, ref);
-    if (!(loaded instanceof Promise)) return;
-    // A snapshot that cannot be used (damaged, or of another format after an upgrade) makes the
-    // load a build from the stored documents: seconds for a large part, longer than a write may
-    // wait. Past BEFORE_WRITE_WAIT_MS the write goes on; it reaches the loading engine through the
-    // backlog (see onChange), as any write during a load does. A failed load is the next query's.
-    return withTimeout(loaded, this.opts.beforeWriteWaitMs ?? BEFORE_WRITE_WAIT_MS).then(
-      () => undefined,
-      () => undefined,
-    );
+    const stats = store.stats(ref);
+    if (header === null || header.v !== SNAPSHOT_VERSION || header.documents !== stats.documentCount || header.stored_bytes !== stats.storedBytes) return;
+    const heldFile = `${file}.held`;
+    try {
+      rmSync(graphsDir(heldFile), { recursive: true, force: true });
+      renameSync(file, heldFile);
+      try {
+        renameSync(graphsDir(file), graphsDir(heldFile));
+      } catch {
+        // no graphs saved with it
+      }
+    } catch (err) {
+      this.opts.log?.warn('engine snapshot could not be held through a write; it goes', { err, index: ref.physicalIndexId });
+      return;
+    }
+    this.held.set(key, { file: heldFile, documents: stats.documentCount, storedBytes: stats.storedBytes, changes: [], behind: 0 });
+  }
+
+  /** Lets a held snapshot go (too far behind, its part dropped or moved away): its files, and its writes. */
+  private dropHeld(key: string): void {
+    const held = this.held.get(key);
+    if (!held) return;
+    this.held.delete(key);
+    this.heldDocuments -= held.behind;
+    rmSync(held.file, { force: true });
+    rmSync(graphsDir(held.file), { recursive: true, force: true });
   }
 
   /** Feed for ShardNode.onChange. */
@@ -355,8 +395,23 @@ export class SearchHost implements QueryHandler {
     const entry = this.entries.get(key);
     if (event.type === 'drop') {
       if (entry) this.release(key, entry);
+      this.dropHeld(key);
       rmSync(this.snapshotPath(event.ref), { force: true });
       rmSync(graphsDir(this.snapshotPath(event.ref)), { recursive: true, force: true });
+      return;
+    }
+    const held = entry ? undefined : this.held.get(key);
+    if (held !== undefined) {
+      // engagement events are in the store's log, which a load replays whole
+      if (event.type !== 'upsert' && event.type !== 'delete') return;
+      const n = event.documents?.length ?? event.ids.length;
+      held.changes.push(event);
+      held.behind += n;
+      this.heldDocuments += n;
+      if (held.behind > (this.opts.heldMaxDocuments ?? HELD_MAX_DOCUMENTS) || this.heldDocuments > HELD_TOTAL_MAX_DOCUMENTS) {
+        this.dropHeld(key);
+        this.snapshotsDropped.add(key);
+      }
       return;
     }
     if (!entry) {
@@ -552,6 +607,7 @@ export class SearchHost implements QueryHandler {
     for (const [key, entry] of this.entries) {
       if (entry.partition === partition) this.release(key, entry);
     }
+    for (const key of this.held.keys()) if (key.startsWith(`${partition}\0`)) this.dropHeld(key);
     this.stores.delete(partition);
     rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
   }
@@ -607,10 +663,17 @@ export class SearchHost implements QueryHandler {
     }
     if (entry?.loading) return entry.loading;
     this.stores.set(ref.partition, store);
-    entry = { engine: null, behavior: null, loading: null, backlog: [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0, changes: 0 };
+    // a held snapshot's writes reach the engine read from it first (a build from the store, if
+    // the snapshot fails, has them already: upserts by id and deletes apply again harmlessly)
+    const held = this.held.get(key);
+    if (held) {
+      this.held.delete(key);
+      this.heldDocuments -= held.behind;
+    }
+    entry = { engine: null, behavior: null, loading: null, backlog: held?.changes ?? [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0, changes: 0 };
     this.entries.set(key, entry);
     const e = entry;
-    e.loading = this.load(store, ref).then(
+    e.loading = this.load(store, ref, held).then(
       (loaded) => {
         for (const ev of e.backlog) apply(loaded.engine, loaded.behavior, ev, loaded.eventsFrom);
         if (e.backlog.length > 0) this.refresher.touch(loaded.engine);
@@ -636,8 +699,8 @@ export class SearchHost implements QueryHandler {
     return e.loading;
   }
 
-  private async load(store: PartitionStore, ref: pb.IndexRef): Promise<Loaded> {
-    const engine = await this.loadEngine(store, ref);
+  private async load(store: PartitionStore, ref: pb.IndexRef, held: Held | undefined): Promise<Loaded> {
+    const engine = await this.loadEngine(store, ref, held);
     this.useGraphBuilder(engine);
     const behavior = new BehaviorModel((id) => {
       const doc = engine.get(id);
@@ -670,9 +733,10 @@ export class SearchHost implements QueryHandler {
     if (this.pool !== null && this.opts.graphsOnPool !== false) engine.useGraphBuilder(this.pool, { deferReads: this.opts.queryPool != null });
   }
 
-  private async loadEngine(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
+  private async loadEngine(store: PartitionStore, ref: pb.IndexRef, held: Held | undefined): Promise<SuggestEngine> {
     const stats = store.stats(ref);
-    const fromSnapshot = await this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
+    // a held snapshot matched the store as it was before the writes kept beside it
+    const fromSnapshot = held ? await this.readSnapshot(ref, held.documents, held.storedBytes, held.file) : await this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
     if (fromSnapshot) {
       this.refresher.touch(fromSnapshot); // merges the policy wants
       return fromSnapshot;
@@ -719,8 +783,7 @@ export class SearchHost implements QueryHandler {
    * stored data exactly (a snapshot is used once either way: it is removed as it is read). Large
    * snapshots are read off the event loop, straight into shared memory.
    */
-  private async readSnapshot(ref: pb.IndexRef, documents: number, storedBytes: number): Promise<SuggestEngine | null> {
-    const file = this.snapshotPath(ref);
+  private async readSnapshot(ref: pb.IndexRef, documents: number, storedBytes: number, file = this.snapshotPath(ref)): Promise<SuggestEngine | null> {
     let source: FileHandle | Buffer;
     try {
       source = statSync(file).size > this.syncSnapshotMaxBytes ? await open(file, 'r') : readFileSync(file);
@@ -785,6 +848,24 @@ function snapshotHead(header: SnapshotHeader): Buffer {
   return head;
 }
 
+/** The header of a snapshot file, read synchronously; null when it cannot be read as one. */
+function readHeaderSync(file: string): SnapshotHeader | null {
+  const fd = openSync(file, 'r');
+  try {
+    const length = Buffer.alloc(4);
+    if (readSync(fd, length, 0, 4, 0) !== 4) return null;
+    const n = length.readUInt32LE(0);
+    if (n > 4096) return null;
+    const json = Buffer.alloc(n);
+    if (readSync(fd, json, 0, n, 4) !== n) return null;
+    return JSON.parse(json.toString('utf8')) as SnapshotHeader;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
   const out = Buffer.alloc(length);
   const { bytesRead } = await file.read(out, 0, length, position);
@@ -792,7 +873,10 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
   return out;
 }
 
-/** The files of unloads a stopped process left half written (see `unloadLarge`); never read, removed at start. */
+/**
+ * The files of unloads a stopped process left half written (see `unloadLarge`), and the snapshots
+ * it held through writes (see `beforeWrite`): never read, removed at start.
+ */
 function removePartialUnloads(engineDir: string): void {
   let partitions: string[];
   try {
@@ -807,7 +891,8 @@ function removePartialUnloads(engineDir: string): void {
     } catch {
       continue;
     }
-    for (const name of names) if (name.endsWith('.unloading')) rmSync(path.join(engineDir, p, name), { recursive: true, force: true });
+    // a held snapshot is older than its store (its writes were kept in memory only)
+    for (const name of names) if (name.endsWith('.unloading') || name.endsWith('.held') || name.endsWith('.held.graphs')) rmSync(path.join(engineDir, p, name), { recursive: true, force: true });
   }
 }
 

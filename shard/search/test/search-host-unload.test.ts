@@ -4,11 +4,13 @@
 // partial file stays behind; a later unload then succeeds and the snapshot read back (also off
 // the event loop) answers as the engine did. A real shard node on RocksDB in a temporary
 // directory, a real segment pool; `syncSnapshotMaxBytes: 0` sends every engine the large way.
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type * as pb from '../../../proto/gen/shard.js';
 import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
+import { PartitionStore } from '../../partition-store.js';
+import type { BatchOp } from '../../rocks-db.js';
 import { ShardNode } from '../../shard-node.js';
 import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
 import { SearchHost } from '../search-host.js';
@@ -65,11 +67,11 @@ async function until(done: () => boolean, what: string, ms = 10_000): Promise<vo
   }
 }
 /** The node stopped and started again on the same data and pool, its host with `options` (no idle unloads). */
-async function restartWith(options: { syncSnapshotMaxBytes: number; beforeWriteWaitMs?: number }): Promise<void> {
+async function restartWith(options: { syncSnapshotMaxBytes: number; engineIdleMs?: number; heldMaxDocuments?: number }): Promise<void> {
   await shard.close();
   shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
   shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
-  host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, ...options });
+  host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 5000 }, ...options });
   shard.setQueryHandler(host);
   shard.onChange(host.onChange);
 }
@@ -128,39 +130,69 @@ describe('unloading a large engine', () => {
     expect((await query('autocomplete', 'quokka')).map((s) => s.id)).toContain('d0');
   }, 30_000);
 
-  it('reads an unloaded engine back for a write, instead of dropping its snapshot and rebuilding at the next query', async () => {
+  it('holds an unloaded engine\'s snapshot through writes and reads it back with them at the next query, instead of rebuilding', async () => {
     await answers();
     await until(() => host.engineUnloads === 1, 'the unload');
     const builds = host.engineBuilds;
     await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
-    // the write brought the engine back before it reached the store
-    expect(host.enginesLoaded).toBe(1);
-    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
+    await upsert([{ id: 'later', title: 'Quokka Milk Frother', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    // the writes loaded nothing: the snapshot is set aside, their documents kept beside it
+    expect(host.enginesLoaded).toBe(0);
+    expect(engineFiles().filter((f) => f.endsWith('.snap.held'))).toHaveLength(1);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toEqual(expect.arrayContaining(['late', 'later']));
     expect((await query('autocomplete', 'quokka espresso')).map((s) => s.id)).toContain('late');
     expect((await answers()).typeahead.length).toBeGreaterThan(0);
-    // idle again, then a delete: also read back, and the document is gone
+    expect(engineFiles().filter((f) => f.includes('.held'))).toEqual([]);
+    // idle again, then a delete: held too, and the document is gone
     await until(() => host.engineUnloads === 2, 'the second unload');
     expect((await shard.deleteDocument({ ref, docId: 'late' })).deleted).toBe(true);
-    expect(host.enginesLoaded).toBe(1);
-    expect((await query('typeahead', 'quokka')).map((s) => s.id)).not.toContain('late');
+    expect(host.enginesLoaded).toBe(0);
+    const after = (await query('typeahead', 'quokka')).map((s) => s.id);
+    expect(after).toContain('later');
+    expect(after).not.toContain('late');
     // never tokenized again from the stored documents
     expect(host.engineBuilds).toEqual(builds);
   }, 30_000);
 
-  it('lets a write through, and into the engine, when the idle part\'s snapshot is damaged', async () => {
+  it('builds from the stored documents, writes included, when a held snapshot turns out unreadable', async () => {
     await answers();
     await until(() => host.engineUnloads === 1, 'the unload');
-    // the same data on a node that lets writes wait for no read-back at all (the bound's path)
-    await restartWith({ syncSnapshotMaxBytes: 0, beforeWriteWaitMs: 0 });
-    const snap = engineFiles().find((f) => f.endsWith('.snap'));
-    expect(snap).toBeDefined();
-    writeFileSync(path.join(dir.dir, 'engine', `p${ref.partition}`, snap!), 'not a snapshot');
-    // the write does not wait for the build from the stored documents, and still reaches it
     await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    const held = engineFiles().find((f) => f.endsWith('.snap.held'));
+    expect(held).toBeDefined();
+    // the header still matches; what follows it does not
+    const file = path.join(dir.dir, 'engine', `p${ref.partition}`, held!);
+    const bytes = readFileSync(file);
+    const headerEnd = 4 + bytes.readUInt32LE(0);
+    writeFileSync(file, Buffer.concat([bytes.subarray(0, headerEnd), Buffer.from('not an engine')]));
     expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
-    expect((await query('autocomplete', 'quokka espresso')).map((s) => s.id)).toContain('late');
     expect((await query('typeahead', 'dewalt im')).length).toBeGreaterThan(0);
+    expect(host.engineBuilds.pool).toBe(2);
+  }, 30_000);
+
+  it('never reads a held snapshot after a restart: the store has moved past it', async () => {
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    // the same size as a stored document (a title of the same length): only the held state tells
+    const d0 = catalog(1)[0]!;
+    await upsert([{ ...d0, title: 'Quokka'.padEnd(d0.title.length, 'x') }]);
+    expect(engineFiles().filter((f) => f.endsWith('.snap.held'))).toHaveLength(1);
+    await restartWith({ syncSnapshotMaxBytes: 0 });
+    expect(engineFiles().filter((f) => f.includes('.held') || f.endsWith('.snap'))).toEqual([]);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('d0');
     expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+
+  it('lets a held snapshot go once it falls too far behind', async () => {
+    await restartWith({ syncSnapshotMaxBytes: 0, engineIdleMs: 300, heldMaxDocuments: 5 });
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    await upsert(catalog(3).map((d) => ({ ...d, id: `${d.id}-a`, title: `Quokka ${d.title}` })));
+    expect(engineFiles().filter((f) => f.endsWith('.snap.held'))).toHaveLength(1);
+    await upsert(catalog(3).map((d) => ({ ...d, id: `${d.id}-b`, title: `Quokka ${d.title}` })));
+    expect(engineFiles().filter((f) => f.includes('.held') || f.endsWith('.snap'))).toEqual([]);
+    expect((await query('typeahead', 'quokka')).length).toBeGreaterThan(0);
+    expect(host.engineBuilds.pool).toBe(2);
   }, 30_000);
 
   it('leaves a small idle part unloaded on a write: the snapshot goes, the next query builds it', async () => {
@@ -171,7 +203,7 @@ describe('unloading a large engine', () => {
     expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(true);
     await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
     expect(host.enginesLoaded).toBe(0);
-    expect(engineFiles().some((f) => f.endsWith('.snap'))).toBe(false);
+    expect(engineFiles().some((f) => f.endsWith('.snap') || f.includes('.held'))).toBe(false);
     expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
     expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
   }, 30_000);
@@ -228,5 +260,40 @@ describe('unloading a large engine', () => {
     shard.setQueryHandler(host);
     shard.onChange(host.onChange);
     expect(await answers()).toEqual(before);
+  }, 30_000);
+});
+
+describe('a follower', () => {
+  it("holds an unloaded engine's snapshot through the writes it applies from its primary", async () => {
+    // a primary's store: each of its writes reaches this node as a follower's writes do, as the
+    // key operations it shipped, applied the way PartitionHandoff.replicate applies them
+    const primaryDir = await tempDir('unload-primary-');
+    const shipped: BatchOp[][] = [];
+    const primary = await PartitionStore.open(primaryDir.dir, ref.partition, { sync: false, replicate: async (_p, ops) => void shipped.push([...ops]) });
+    const replica = refOf('t1', 'replicated', { partitions: 1 });
+    const write = async (docs: SuggestDocument[]) => {
+      await primary.upsert(replica, docs.map((d) => ({ id: d.id, body: encodeDocument(d) })));
+      const store = await shard.store(ref.partition);
+      for (const ops of shipped.splice(0)) {
+        shard.beforeReplicaWrite(ref.partition, ops);
+        await store.applyRaw(ops);
+        shard.replicaWritten(ref.partition, ops);
+      }
+    };
+    const ask = async (q: string) => ((await shard.queryValue({ ref: replica, kind: 'typeahead', payload: { query: q, limit: 10 } })) as Answer).suggestions.map((s) => s.id);
+    try {
+      await write(catalog(3000));
+      expect((await ask('dewalt im')).length).toBeGreaterThan(0);
+      await until(() => host.engineUnloads === 1, 'the unload');
+      const builds = host.engineBuilds;
+      await write([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+      expect(host.enginesLoaded).toBe(0);
+      expect(engineFiles().filter((f) => f.endsWith('.snap.held'))).toHaveLength(1);
+      expect(await ask('quokka')).toContain('late');
+      expect(host.engineBuilds).toEqual(builds);
+    } finally {
+      await primary.close();
+      await primaryDir.remove();
+    }
   }, 30_000);
 });
