@@ -259,6 +259,30 @@ describe('jobs on a single node', () => {
     expect(r.sawNew).toBeGreaterThan(0);
     expect(r.typeahead).toBeGreaterThan(0);
   });
+
+  it('bounds the warm wait of a promotion by ready_timeout_ms, and refuses a bad one with 422', async () => {
+    const own = await tenantKey(api, node.adminKey, { tenant_id: 'swapper', name: 'swapper', plan: 'pro' });
+    expect((await api.call('POST', '/v1/indexes', { key: own, body: { index_id: 'shop', name: 'shop' } })).status).toBe(200);
+    const staging = (await api.call<{ physical_index_id: string }>('POST', '/v1/indexes/shop/allocate-physical-id', { key: own })).body.physical_index_id;
+    const documents = Array.from({ length: 500 }, (_, i) => ({ id: `s${i}`, title: `Cordless impact driver ${i}`, raw: {} }));
+    expect((await api.call('POST', `/v1/indexes/${staging}/documents`, { key: own, body: { documents } })).status).toBe(200);
+    for (const bad of [-1, 600_001, 1.5, '1000', null]) {
+      const r = await api.call<{ detail: { loc: unknown[] }[] }>('POST', '/v1/indexes/shop/promote', { key: own, body: { physical_index_id: staging, ready_timeout_ms: bad } });
+      expect(r.status, JSON.stringify(bad)).toBe(422);
+      expect(r.body.detail[0]!.loc).toEqual(['body', 'ready_timeout_ms']);
+    }
+    // refused without a swap
+    expect((await api.call<{ physical_index_id: string }>('GET', '/v1/indexes/shop', { key: own })).body.physical_index_id).not.toBe(staging);
+    // 0: the loads start, the swap does not wait for them
+    const now = await api.call<{ physical_index_id: string; warm: { ready: boolean; waited_ms: number; replicas: number } }>('POST', '/v1/indexes/shop/promote', { key: own, body: { physical_index_id: staging, ready_timeout_ms: 0 } });
+    expect(now.status, JSON.stringify(now.body)).toBe(200);
+    expect(now.body.physical_index_id).toBe(staging);
+    expect(now.body.warm.replicas).toBe(1);
+    expect(now.body.warm.waited_ms).toBeLessThan(1_000);
+    // the load it started is there for the first query
+    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/shop/stats', { key: own })).body.parts.every((p) => p.engine.loaded);
+    await waitFor(loaded, 30_000, 'the engine loaded after the promotion');
+  });
 });
 
 describe('a background job survives SIGKILL of its node', () => {
