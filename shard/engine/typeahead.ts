@@ -90,16 +90,15 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   const forms: string[] = [];
   for (let r = 0; r < ranked && out.length < wanted; r++) {
     const c = order[r] as number;
+    const shown = renderedOf(cands, c);
     // "Toilets" after "Toilet": one form of a phrase is enough
-    const form = formOf(cands, c);
-    if (forms.includes(form)) continue;
-    const s = toSuggestion(cands, c);
-    if (s === null) continue;
-    const t = s.title.toLowerCase();
-    if (titles.includes(t)) continue;
-    titles.push(t);
-    forms.push(form);
-    out.push(s);
+    if (forms.includes(shown.form)) continue;
+    const seg = cands.segment[c] as Segment;
+    if (shown.doc >= 0 && !seg.isLive(shown.doc)) continue;
+    if (titles.includes(shown.lower)) continue;
+    titles.push(shown.lower);
+    forms.push(shown.form);
+    out.push({ id: shown.id, type: shown.type, title: shown.title, score: round(cands.score[c] as number) });
   }
   clock?.lap('rank');
 
@@ -165,22 +164,47 @@ function keyOf(cands: TypeaheadCandidates, i: number): string {
   return (cands.key[i] ??= (cands.segment[i] as Segment).suggestions.key(cands.sug[i] as number));
 }
 
-/**
- * A suggestion's words in singular form, memoized per segment (its keys never change; a few
- * hundred nanoseconds per candidate otherwise), at most MAX_FORMS per segment.
- */
-const MAX_FORMS = 65_536;
-const formMemo = new MemoPerOwner<Segment, number, string>(() => new ClearingMemo({ maxEntries: MAX_FORMS, entryBytes: 96 }));
+/** What a suggestion shows, and the form it is told apart by ("Toilets" after "Toilet"). */
+interface Rendered {
+  id: string;
+  type: TypeaheadSuggestion['type'];
+  title: string;
+  /** `title` in lower case: two suggestions of one title are one */
+  lower: string;
+  /** the key's words in singular form */
+  form: string;
+  /** the product a product suggestion shows (its liveness is checked at each use), else -1 */
+  doc: number;
+}
 
-function formOf(cands: TypeaheadCandidates, i: number): string {
+/**
+ * A suggestion as shown, memoized per segment (its keys, products and titles never change; a
+ * microsecond or more per suggestion of string decoding otherwise), at most MAX_RENDERED per
+ * segment.
+ */
+const MAX_RENDERED = 65_536;
+const renderedMemo = new MemoPerOwner<Segment, number, Rendered>(() => new ClearingMemo({ maxEntries: MAX_RENDERED, entryBytes: 320 }));
+
+function renderedOf(cands: TypeaheadCandidates, i: number): Rendered {
+  const seg = cands.segment[i] as Segment;
   const sug = cands.sug[i] as number;
-  const memo = formMemo.of(cands.segment[i] as Segment);
-  let form = memo.get(sug);
-  if (form === undefined) {
-    form = keyOf(cands, i).split(' ').map((w) => singular(w) ?? w).join(' ');
-    memo.set(sug, form);
+  const memo = renderedMemo.of(seg);
+  let shown = memo.get(sug);
+  if (shown === undefined) {
+    const key = keyOf(cands, i);
+    const form = key.split(' ').map((w) => singular(w) ?? w).join(' ');
+    const type = seg.suggestions.type(sug);
+    if (type === 'product') {
+      const doc = seg.suggestions.bestDocs[sug] as number;
+      const title = decodeEntities(seg.title(doc)).trim();
+      shown = { id: seg.idAt(doc), type, title, lower: title.toLowerCase(), form, doc };
+    } else {
+      const title = seg.suggestions.display(sug);
+      shown = { id: `q:${key}`, type, title, lower: title.toLowerCase(), form, doc: -1 };
+    }
+    memo.set(sug, shown);
   }
-  return form;
+  return shown;
 }
 
 function wholeWords(full: string, key: string, inner: boolean): boolean {
@@ -198,19 +222,6 @@ function candidateScore(snapshot: IndexSnapshot, cands: TypeaheadCandidates, i: 
     if (sug >= 0) base += seg.suggestions.liveScore(sug, seg.deletedSuggestionWeights);
   }
   return base * (cands.factor[i] as number);
-}
-
-function toSuggestion(cands: TypeaheadCandidates, i: number): TypeaheadSuggestion | null {
-  const seg = cands.segment[i] as Segment;
-  const sug = cands.sug[i] as number;
-  const score = round(cands.score[i] as number);
-  const type = seg.suggestions.type(sug);
-  if (type === 'product') {
-    const doc = seg.suggestions.bestDocs[sug] as number;
-    if (!seg.isLive(doc)) return null;
-    return { id: seg.idAt(doc), type, title: decodeEntities(seg.title(doc)).trim(), score };
-  }
-  return { id: `q:${keyOf(cands, i)}`, type, title: seg.suggestions.display(sug), score };
 }
 
 // Comparators answer -1, 0 or 1: a fractional difference is a new heap number on every call.
