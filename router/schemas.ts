@@ -189,20 +189,15 @@ export const IndexStats = named(
 );
 
 export const AllocateResponse = Type.Object({ index_id: Type.String(), physical_index_id: Type.String() });
-/** How long a promotion waits at most for the new physical index's engines (see router/warm-up.ts). */
-export const PROMOTE_READY_TIMEOUT_MS = 30_000;
+/** How long a promotion, or a warm request, waits at most for the engines by default (see router/warm-up.ts). */
+export const WARM_READY_TIMEOUT_MS = 30_000;
+const ReadyTimeout = (description: string) => Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000, default: WARM_READY_TIMEOUT_MS, description }));
 export const PromoteBody = named(
   'PromoteRequest',
   Type.Object({
     physical_index_id: Id('The physical index the alias should point at.'),
-    ready_timeout_ms: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 600_000,
-        default: PROMOTE_READY_TIMEOUT_MS,
-        description:
-          'Before the swap, every replica of every part of the physical index loads its search engine, so that the first queries after the swap do not wait for it (seconds for a large index built since its last query). The swap waits this long at most for them, then happens regardless; `warm` in the answer says how it went. 0: the loads start, the swap does not wait.',
-      }),
+    ready_timeout_ms: ReadyTimeout(
+      'Before the swap, every replica of every part of the physical index loads its search engine, so that the first queries after the swap do not wait for it (seconds for a large index built since its last query). The swap waits this long at most for them, then happens regardless; `warm` in the answer says how it went. 0: the loads start, the swap does not wait.',
     ),
   }),
 );
@@ -213,22 +208,35 @@ const ReplicaWarmState = Type.Object({
   documents: Count,
   detail: Type.Optional(Type.String()),
 });
+const WarmReport = (description: string) =>
+  Type.Object(
+    {
+      ready: Type.Boolean({ description: 'Every replica asked had its engine in memory when the wait ended.' }),
+      waited_ms: Count,
+      replicas: Count,
+      replicas_ready: Count,
+      pending: Type.Array(ReplicaWarmState, { description: 'The replicas still loading (or not reachable) when the wait ended.' }),
+    },
+    { description },
+  );
 export const PromoteResponse = Type.Composite([
   IndexView,
   Type.Object({
     previous_physical_index_id: Type.String(),
-    warm: Type.Object(
-      {
-        ready: Type.Boolean({ description: 'Every replica had its engine in memory when the alias was swapped.' }),
-        waited_ms: Count,
-        replicas: Count,
-        replicas_ready: Count,
-        pending: Type.Array(ReplicaWarmState, { description: 'The replicas still loading (or not reachable) at the swap.' }),
-      },
-      { description: 'The new physical index\'s engines at the swap (see `ready_timeout_ms`).' },
-    ),
+    warm: WarmReport('The new physical index\'s engines at the swap (see `ready_timeout_ms`).'),
   }),
 ]);
+export const WarmBody = named(
+  'WarmRequest',
+  Type.Object({
+    ready_timeout_ms: ReadyTimeout('How long to wait at most for every replica to have its engine in memory; 0: the loads start, the answer does not wait for them.'),
+  }),
+);
+export const WarmResponse = Type.Object({
+  index_id: Type.String(),
+  physical_index_id: Type.String(),
+  warm: WarmReport('Where the engines stand when the wait ended.'),
+});
 
 export const FileSizeLimit = named(
   'FileSizeLimit',

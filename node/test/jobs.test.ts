@@ -283,6 +283,24 @@ describe('jobs on a single node', () => {
     const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/shop/stats', { key: own })).body.parts.every((p) => p.engine.loaded);
     await waitFor(loaded, 30_000, 'the engine loaded after the promotion');
   });
+
+  it('warms an index on request: its engine loads with no query, within the wait asked for', async () => {
+    const own = await tenantKey(api, node.adminKey, { tenant_id: 'warmer', name: 'warmer', plan: 'pro' });
+    const pub = (await api.call<{ key: string }>('POST', '/v1/admin/tenants/warmer/keys', { key: node.adminKey, body: { kind: 'public', name: 'pub' } })).body.key;
+    expect((await api.call('POST', '/v1/indexes', { key: own, body: { index_id: 'cold', name: 'cold' } })).status).toBe(200);
+    const documents = Array.from({ length: 300 }, (_, i) => ({ id: `c${i}`, title: `Hedge trimmer ${i}`, raw: {} }));
+    expect((await api.call('POST', '/v1/indexes/cold/documents', { key: own, body: { documents } })).status).toBe(200);
+    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/cold/stats', { key: own })).body.parts.every((p) => p.engine.loaded);
+    expect(await loaded()).toBe(false);
+    expect((await api.call<{ code: string }>('POST', '/v1/indexes/cold/warm', { key: pub, body: {} })).status).toBe(403);
+    expect((await api.call<{ code: string }>('POST', '/v1/indexes/nope/warm', { key: own, body: {} })).status).toBe(404);
+    expect((await api.call('POST', '/v1/indexes/cold/warm', { key: own, body: { ready_timeout_ms: -5 } })).status).toBe(422);
+    expect(await loaded()).toBe(false);
+    const warmed = await api.call<{ index_id: string; physical_index_id: string; warm: { ready: boolean; replicas: number; replicas_ready: number } }>('POST', '/v1/indexes/cold/warm', { key: own });
+    expect(warmed.status, JSON.stringify(warmed.body)).toBe(200);
+    expect(warmed.body).toMatchObject({ index_id: 'cold', warm: { ready: true, replicas: 1, replicas_ready: 1 } });
+    expect(await loaded()).toBe(true);
+  });
 });
 
 describe('a background job survives SIGKILL of its node', () => {

@@ -26,9 +26,11 @@ import {
   IndexStats,
   IndexView,
   Merchandising,
-  PROMOTE_READY_TIMEOUT_MS,
+  WARM_READY_TIMEOUT_MS,
   PromoteBody,
   PromoteResponse,
+  WarmBody,
+  WarmResponse,
 } from '../schemas.js';
 import { sseReply, type NumberedEvent, type SseEvent } from '../sse.js';
 import { indexView } from '../views.js';
@@ -251,6 +253,28 @@ export function indexRoutes(deps: RouterDeps): Route[] {
 
     defineRoute({
       method: 'POST',
+      path: '/v1/indexes/{index_id}/warm',
+      operationId: 'warmIndex',
+      summary: 'Load the index\'s search engines ahead of its queries',
+      description:
+        'Every replica of every part of the index (or of the physical index named) brings its search engine into memory: after a restart, or before traffic moves to an index nobody has queried for a while, so that its first queries do not wait for an engine read back or built from the stored documents. Waits for them within `ready_timeout_ms`. A promotion does this itself before its swap.',
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      body: WarmBody,
+      response: { description: 'Where the engines stand.', schema: WarmResponse },
+      errors: ['index_not_found', 'unavailable'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        const warm = await warmUp(data, t.id, target.physical, req.body.ready_timeout_ms ?? WARM_READY_TIMEOUT_MS);
+        return { index_id: req.params.index_id, physical_index_id: target.physical.physical_index_id as string, warm };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
       path: '/v1/indexes/{index_id}/allocate-physical-id',
       operationId: 'allocatePhysicalIndex',
       summary: 'Allocate an empty physical index for a staging build',
@@ -301,7 +325,7 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         // a staging build still being filled must not go live half-done
         const filling = await deps.jobs.activeJobsOn(t.id, next);
         if (filling.length > 0) fail('conflict', { reason: `Ingestion job ${filling[0]} is still writing to '${next}'; promote it once the job has finished (or cancel the job).` });
-        const warm = await warmUp(data, t.id, physical, req.body.ready_timeout_ms ?? PROMOTE_READY_TIMEOUT_MS);
+        const warm = await warmUp(data, t.id, physical, req.body.ready_timeout_ms ?? WARM_READY_TIMEOUT_MS);
         // The swap compares against the alias as stored, not as cached here: another router may
         // have promoted a moment ago, and "point the index at X" should not fail on a stale cache.
         let previous: string | null = null;
