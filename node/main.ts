@@ -368,9 +368,12 @@ function registerIndexingMetrics(search: SearchHost): void {
   metrics.sampled('gauge', [
     ['suggest_documents_indexing', 'Documents written to the loaded engines and not searchable yet (buffered or in a segment build).', () => search.documentsIndexing()],
     ['suggest_engines_loaded', 'Index parts whose search engine is in memory (queried within SUGGEST_ENGINE_IDLE_SECONDS, or loading).', () => search.enginesLoaded],
+    ['suggest_engine_snapshots_held', 'Unloaded index parts whose snapshot is held through writes (read back, writes applied, at their next query).', () => search.heldSnapshots.parts],
+    ['suggest_engine_held_documents', 'Documents written to unloaded index parts since their snapshot, kept in memory beside it.', () => search.heldSnapshots.documents],
   ]);
   metrics.sampled('counter', [
     ['suggest_engine_unloads_total', 'Search engines unloaded after SUGGEST_ENGINE_IDLE_SECONDS without a query (their snapshot written for the next one).', () => search.engineUnloads],
+    ['suggest_engine_warm_loads_total', 'Search engine loads started by a warm request (after an ingestion job, before a promotion, or asked for) rather than by a query.', () => search.warmLoads],
     ['suggest_answers_during_indexing_total', 'Queries answered from the documents already searchable, after waiting SUGGEST_FRESH_WAIT_MS for documents written before them (a bulk load).', () => search.answersDuringIndexing],
   ]);
   metrics.labelledCounter('suggest_engine_builds_total', 'Search engines built from stored documents (a first load with no snapshot to read), by the thread that tokenized them: in place on the event loop (parts of at most 64 documents) or on the segment pool.', ['thread'], () => {

@@ -300,6 +300,9 @@ describe('jobs on a single node', () => {
     expect(warmed.status, JSON.stringify(warmed.body)).toBe(200);
     expect(warmed.body).toMatchObject({ index_id: 'cold', warm: { ready: true, replicas: 1, replicas_ready: 1 } });
     expect(await loaded()).toBe(true);
+    const scrape = (await api.call<string>('GET', '/metrics')).body;
+    expect(Number(/^suggest_engine_warm_loads_total (\d+)$/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(scrape).toMatch(/^suggest_engine_snapshots_held \d+$/m);
   });
 });
 

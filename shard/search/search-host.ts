@@ -167,6 +167,7 @@ export class SearchHost implements QueryHandler {
   private readonly held = new Map<string, Held>();
   /** documents in every Held's changes */
   private heldDocuments = 0;
+  private warmLoadsStarted = 0;
   private readonly pool: SegmentPool | null;
   private readonly embeddings: EmbeddingProvider | null;
   private readonly titleVectors = new VectorCache();
@@ -213,6 +214,16 @@ export class SearchHost implements QueryHandler {
   }
 
   /** Engines built from stored documents since start: in place on the event loop, or on the segment pool. */
+  /** Unloaded parts whose snapshot is held through writes, and the documents kept beside them (see beforeWrite). */
+  get heldSnapshots(): { parts: number; documents: number } {
+    return { parts: this.held.size, documents: this.heldDocuments };
+  }
+
+  /** Loads started by a `warm` query (see warm). */
+  get warmLoads(): number {
+    return this.warmLoadsStarted;
+  }
+
   get engineBuilds(): { eventLoop: number; pool: number } {
     return { ...this.builds };
   }
@@ -461,6 +472,7 @@ export class SearchHost implements QueryHandler {
     if (typeof min === 'number' && documents < min) return { state: 'skipped', documents };
     const loaded = this.loadedFor(ctx.store, ctx.ref);
     if (!(loaded instanceof Promise)) return { state: 'ready', documents: loaded.engine.documentCount };
+    this.warmLoadsStarted++;
     loaded.catch((err: unknown) => this.opts.log?.warn('engine warm-up failed', { err, index: ctx.ref.physicalIndexId, part: ctx.ref.part }));
     return { state: 'loading', documents };
   }

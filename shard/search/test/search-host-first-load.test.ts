@@ -117,6 +117,7 @@ describe('a warm query', () => {
     expect(warm(ref)).toEqual({ state: 'ready', documents: 600 });
     expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
     expect(host.enginesLoaded).toBe(1);
+    expect(host.warmLoads).toBe(1);
     expect((await ids(ref, 'typeahead', 'sam')).length).toBeGreaterThan(0);
     expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
   }, 30_000);
