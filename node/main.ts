@@ -17,6 +17,7 @@ import { createCoordinator } from '../coordinator/create-coordinator.js';
 import { PlacementLeader } from '../coordinator/placement.js';
 import { ShardNode } from '../shard/shard-node.js';
 import { SearchHost } from '../shard/search/search-host.js';
+import { restoreEngines } from '../shard/search/restore-engines.js';
 import { SegmentPool } from '../shard/search/segment-pool.js';
 import { memoBudget, type MemoBudgetStats } from '../shard/engine/memo.js';
 import { QueryPool } from '../shard/search/query-pool.js';
@@ -78,6 +79,8 @@ async function main(): Promise<void> {
   }
 
   let shardNode: ShardNode | undefined;
+  /** reads back, in the background, the engines that were in memory at the last stop */
+  let restoreLastRun: (() => void) | null = null;
   let grpc: GrpcServerHandle | undefined;
   if (roles.includes('shard')) {
     const remote = pool;
@@ -137,6 +140,17 @@ async function main(): Promise<void> {
       refresh: { intervalMs: config.refreshIntervalMs, ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { freshWaitMs } : {}) },
     });
     registerIndexingMetrics(search);
+    // the engines in memory at the last stop, read back once the node has its placement
+    // (SUGGEST_RESTORE_ENGINES=0: none, each waits for its first query)
+    const lastRun = search.lastRunParts();
+    if (process.env.SUGGEST_RESTORE_ENGINES !== '0' && lastRun.length > 0) {
+      const node = shardNode;
+      restoreLastRun = () =>
+        void restoreEngines(node, lastRun, logger).then(
+          (report) => logger.info('engines read back after the start', { ...report, parts: lastRun.length }),
+          (err: unknown) => logger.warn('reading engines back after the start failed', { err }),
+        );
+    }
     registerPartitionMetrics(shardNode, search);
     memoBudget.setLimit(queryPool ? memoBudgetBytes - queryThreads * threadMemoBytes : memoBudgetBytes);
     registerMemoMetrics(() => (queryPool ? sumMemoStats(memoBudget.stats(), queryPool.memoStatistics()) : memoBudget.stats()));
@@ -224,6 +238,7 @@ async function main(): Promise<void> {
   }
   // after registration and placement: resume jobs a crash left behind, sweep old job files
   shardNode?.jobs?.startBackground();
+  restoreLastRun?.();
 
   if (roles.includes('router')) {
     const boot = await bootstrap(coordinator, config);

@@ -67,11 +67,14 @@ export interface ShardDirectory {
 export interface WarmRequest {
   /** parts holding fewer documents are left as they are (`skipped`): their first query builds them quickly */
   min_documents?: number;
+  /** only a part with a snapshot to read back is loaded (`skipped` otherwise): nothing is built from the stored documents */
+  snapshot_only?: boolean;
 }
 
 /**
  * A part's engine after a `warm` query: `ready` (in memory), `loading` (a load runs, started by
- * this query or an earlier one), `skipped` (fewer documents than `min_documents`).
+ * this query or an earlier one), `skipped` (fewer documents than `min_documents`, or no snapshot
+ * with `snapshot_only`).
  */
 export interface WarmState {
   state: 'ready' | 'loading' | 'skipped';

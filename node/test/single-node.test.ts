@@ -5,7 +5,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { registerApiSuite } from './api-suite.js';
-import { ApiClient } from './api-client.js';
+import { ApiClient, waitFor } from './api-client.js';
 
 let node: SingleNode;
 beforeAll(async () => {
@@ -69,6 +69,29 @@ describe('single node boot and restart', () => {
     const r = await api.call<{ title: string }>('GET', '/v1/indexes/durable/documents/k', { key: creds.private_key });
     expect(r.status).toBe(200);
     expect(r.body.title).toBe('Kept');
+  });
+
+  it('reads back, after a restart and before any query, the engines that were in memory at the stop', async () => {
+    const creds = JSON.parse(readFileSync(path.join(node.dataDir, 'credentials.json'), 'utf8')) as { private_key: string };
+    const key = creds.private_key;
+    let api = new ApiClient(node.baseUrl);
+    for (const index_id of ['hot', 'cold']) {
+      expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
+      const documents = Array.from({ length: 200 }, (_, i) => ({ id: `${index_id}${i}`, title: `Garden trowel ${index_id} ${i}`, raw: {} }));
+      expect((await api.call('POST', `/v1/indexes/${index_id}/documents`, { key, body: { documents } })).status).toBe(200);
+    }
+    // only `hot` is queried: its engine is in memory at the stop
+    expect((await api.call<{ suggestions: unknown[] }>('GET', '/v1/typeahead?index=hot&query=garden', { key })).body.suggestions.length).toBeGreaterThan(0);
+    const loaded = async (index: string) => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${index}/stats`, { key })).body.parts.every((p) => p.engine.loaded);
+    await node.restart();
+    api = new ApiClient(node.baseUrl);
+    await waitFor(() => loaded('hot'), 20_000, 'the engine read back after the restart');
+    expect(await loaded('cold')).toBe(false);
+    const scrape = (await api.call<string>('GET', '/metrics', { key: node.adminKey })).body;
+    // read from its snapshot, not built from the stored documents
+    expect(scrape).toMatch(/^suggest_engine_builds_total\{thread="event_loop"\} 0$/m);
+    expect(scrape).toMatch(/^suggest_engine_builds_total\{thread="segment_pool"\} 0$/m);
+    expect(Number(/^suggest_engine_warm_loads_total (\d+)$/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it('does not answer from an engine snapshot older than a write made before the first query after a restart', async () => {

@@ -106,6 +106,8 @@ const LOAD_CHUNK = 100_000;
  * loop"). The pool costs the first query a worker's start after a quiet minute instead.
  */
 const LOAD_IN_PLACE_MAX = 64;
+/** Beside the snapshots: the parts whose engines were in memory at the last stop (see SearchHost.lastRunParts). */
+const LAST_RUN_FILE = 'loaded-at-stop.json';
 /** Minimum support of mined phrases: the engines' default, which pooled builds must use too. */
 const MIN_SUPPORT = 2;
 
@@ -365,15 +367,13 @@ export class SearchHost implements QueryHandler {
     const key = keyOf(ref);
     if (this.closing || this.entries.has(key) || this.held.has(key) || this.snapshotsDropped.has(key)) return;
     const file = this.snapshotPath(ref);
-    let header: SnapshotHeader | null;
     try {
       if (statSync(file).size <= this.syncSnapshotMaxBytes) return;
-      header = readHeaderSync(file);
     } catch {
       return; // no snapshot
     }
+    if (!this.snapshotMatches(store, ref)) return;
     const stats = store.stats(ref);
-    if (header === null || header.v !== SNAPSHOT_VERSION || header.documents !== stats.documentCount || header.stored_bytes !== stats.storedBytes) return;
     const heldFile = `${file}.held`;
     try {
       rmSync(graphsDir(heldFile), { recursive: true, force: true });
@@ -388,6 +388,18 @@ export class SearchHost implements QueryHandler {
       return;
     }
     this.held.set(key, { file: heldFile, documents: stats.documentCount, storedBytes: stats.storedBytes, changes: [], behind: 0 });
+  }
+
+  /** The part has a snapshot on disk, of this format, that matches the store as it is now. */
+  private snapshotMatches(store: PartitionStore, ref: pb.IndexRef): boolean {
+    let header: SnapshotHeader | null;
+    try {
+      header = readHeaderSync(this.snapshotPath(ref));
+    } catch {
+      return false; // no snapshot
+    }
+    const stats = store.stats(ref);
+    return header !== null && header.v === SNAPSHOT_VERSION && header.documents === stats.documentCount && header.stored_bytes === stats.storedBytes;
   }
 
   /** Lets a held snapshot go (too far behind, its part dropped or moved away): its files, and its writes. */
@@ -468,8 +480,9 @@ export class SearchHost implements QueryHandler {
     if (entry?.engine) return { state: 'ready', documents: entry.engine.documentCount };
     const documents = ctx.store.stats(ctx.ref).documentCount;
     if (entry?.loading) return { state: 'loading', documents };
-    const min = (ctx.payload as WarmRequest | undefined)?.min_documents;
-    if (typeof min === 'number' && documents < min) return { state: 'skipped', documents };
+    const req = ctx.payload as WarmRequest | undefined;
+    if (typeof req?.min_documents === 'number' && documents < req.min_documents) return { state: 'skipped', documents };
+    if (req?.snapshot_only === true && !this.held.has(keyOf(ctx.ref)) && !this.snapshotMatches(ctx.store, ctx.ref)) return { state: 'skipped', documents };
     const loaded = this.loadedFor(ctx.store, ctx.ref);
     if (!(loaded instanceof Promise)) return { state: 'ready', documents: loaded.engine.documentCount };
     this.warmLoadsStarted++;
@@ -633,9 +646,42 @@ export class SearchHost implements QueryHandler {
     this.largeIdle.clear();
     await this.unloadingLarge;
     await this.refresher.close();
-    for (const entry of this.entries.values()) if (entry.engine) this.saveSnapshot(entry, entry.engine, 'engine snapshot failed');
+    const saved: pb.IndexRef[] = [];
+    for (const entry of this.entries.values()) if (entry.engine && this.saveSnapshot(entry, entry.engine, 'engine snapshot failed')) saved.push(entry.ref);
     for (const entry of this.entries.values()) entry.engine?.close();
     this.entries.clear();
+    // the parts in memory at the stop, for the next start to read back (see lastRunParts)
+    try {
+      mkdirSync(path.join(this.opts.dataDir, 'engine'), { recursive: true });
+      writeFileSync(this.lastRunFile, JSON.stringify(saved.map((r) => ({ tenantId: r.tenantId, physicalIndexId: r.physicalIndexId, part: r.part, parts: r.parts, partition: r.partition }))));
+    } catch (err) {
+      this.opts.log?.warn('the list of loaded engines could not be written; the next start reads none back ahead of queries', { err });
+    }
+  }
+
+  private get lastRunFile(): string {
+    return path.join(this.opts.dataDir, 'engine', LAST_RUN_FILE);
+  }
+
+  /**
+   * The index parts whose engines were in memory when the process last stopped (their snapshots
+   * written then), in the order their engines were loaded. Read once: the list is removed as it
+   * is read.
+   */
+  lastRunParts(): Omit<pb.IndexRef, 'epoch'>[] {
+    let refs: unknown;
+    try {
+      refs = JSON.parse(readFileSync(this.lastRunFile, 'utf8'));
+    } catch {
+      return [];
+    } finally {
+      rmSync(this.lastRunFile, { force: true });
+    }
+    if (!Array.isArray(refs)) return [];
+    return refs.filter(
+      (r): r is Omit<pb.IndexRef, 'epoch'> =>
+        typeof r === 'object' && r !== null && typeof r.tenantId === 'string' && typeof r.physicalIndexId === 'string' && Number.isInteger(r.part) && Number.isInteger(r.parts) && Number.isInteger(r.partition),
+    );
   }
 
   /**

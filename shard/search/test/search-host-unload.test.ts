@@ -13,6 +13,7 @@ import { PartitionStore } from '../../partition-store.js';
 import type { BatchOp } from '../../rocks-db.js';
 import { ShardNode } from '../../shard-node.js';
 import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
+import { restoreEngines } from '../restore-engines.js';
 import { SearchHost } from '../search-host.js';
 import { SegmentPool } from '../segment-pool.js';
 import { smallCatalog as catalog } from './small-catalog.js';
@@ -301,5 +302,32 @@ describe('a follower', () => {
       await primary.close();
       await primaryDir.remove();
     }
+  }, 30_000);
+});
+
+describe('a start', () => {
+  it('reads back, from their snapshots only, the engines that were in memory at the stop', async () => {
+    const other = refOf('t1', 'other', { partitions: 1 });
+    await shard.upsert({ ref: other, documents: catalog(300).map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+    await answers();
+    expect((await shard.queryValue({ ref: other, kind: 'typeahead', payload: { query: 'sam', limit: 10 } })) as Answer).toBeDefined();
+    expect(host.enginesLoaded).toBe(2);
+    // stopped with both in memory; on the new start every snapshot is small, so the write below removes `other`'s
+    await restartWith({ syncSnapshotMaxBytes: 1e12 });
+    await shard.upsert({ ref: other, documents: [{ id: 'late', body: encodeDocument({ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }) }], maxDocuments: 0 });
+    const parts = host.lastRunParts();
+    expect(parts.map((p) => p.physicalIndexId).sort()).toEqual(['large', 'other']);
+    // read once
+    expect(host.lastRunParts()).toEqual([]);
+    const gone = { ...ref, physicalIndexId: 'gone', partition: 5 };
+    const report = await restoreEngines(shard, [...parts, gone]);
+    expect(report).toMatchObject({ restored: 1, skipped: 1, failed: 1 });
+    expect(host.enginesLoaded).toBe(1);
+    // nothing tokenized from the stored documents: `other` waits for its first query
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 0 });
+    expect((await answers()).typeahead.length).toBeGreaterThan(0);
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 0 });
+    const late = ((await shard.queryValue({ ref: other, kind: 'typeahead', payload: { query: 'quokka', limit: 10 } })) as Answer).suggestions.map((s) => s.id);
+    expect(late).toContain('late');
   }, 30_000);
 });
