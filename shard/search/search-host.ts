@@ -215,7 +215,6 @@ export class SearchHost implements QueryHandler {
     return this.unloads;
   }
 
-  /** Engines built from stored documents since start: in place on the event loop, or on the segment pool. */
   /** Unloaded parts whose snapshot is held through writes, and the documents kept beside them (see beforeWrite). */
   get heldSnapshots(): { parts: number; documents: number } {
     return { parts: this.held.size, documents: this.heldDocuments };
@@ -226,6 +225,7 @@ export class SearchHost implements QueryHandler {
     return this.warmLoadsStarted;
   }
 
+  /** Engines built from stored documents since start: in place on the event loop, or on the segment pool. */
   get engineBuilds(): { eventLoop: number; pool: number } {
     return { ...this.builds };
   }
