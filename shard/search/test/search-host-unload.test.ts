@@ -189,6 +189,35 @@ describe('unloading a large engine', () => {
     expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
   }, 30_000);
 
+  it('reads a held snapshot back for a warm query, and lets held snapshots go with their index or partition', async () => {
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    const late = { id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} };
+    await upsert([late]);
+    expect(host.heldSnapshots).toEqual({ parts: 1, documents: 1 });
+    // a warm query reads it back with the write, as a query would
+    expect((shard.queryValue({ ref, kind: 'warm', payload: {} }) as { state: string }).state).toBe('loading');
+    await until(() => (shard.queryValue({ ref, kind: 'warm', payload: {} }) as { state: string }).state === 'ready', 'the warm-up');
+    expect(host.heldSnapshots).toEqual({ parts: 0, documents: 0 });
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+    // held again, then the index is dropped: the held files and writes go with it
+    await until(() => host.engineUnloads === 2, 'the second unload');
+    await upsert([{ ...late, id: 'later' }]);
+    expect(host.heldSnapshots.parts).toBe(1);
+    await shard.dropIndex({ ref });
+    expect(host.heldSnapshots).toEqual({ parts: 0, documents: 0 });
+    expect(engineFiles().filter((f) => f.includes('.held') || f.endsWith('.snap'))).toEqual([]);
+    // and with a partition that moves away
+    await upsert(catalog(3000));
+    await answers();
+    await until(() => host.engineUnloads === 3, 'the third unload');
+    await upsert([late]);
+    expect(host.heldSnapshots.parts).toBe(1);
+    host.forgetPartition(ref.partition);
+    expect(host.heldSnapshots).toEqual({ parts: 0, documents: 0 });
+  }, 30_000);
+
   it('lets a held snapshot go once it falls too far behind', async () => {
     await restartWith({ syncSnapshotMaxBytes: 0, engineIdleMs: 300, heldMaxDocuments: 5 });
     await answers();
