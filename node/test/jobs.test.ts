@@ -43,6 +43,22 @@ describe('jobs on a single node', () => {
     await waitFor(loaded, 60_000, 'the engine loaded after the job');
   });
 
+  it('leaves the warm-up to the last of two jobs into one index, so that the other does not run beside a loaded engine', async () => {
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'twice', name: 'twice' } })).status).toBe(200);
+    const first = await uploadFile(node.baseUrl, key, 'twice', bigBasketCsv(), { filename: 'first.csv', type: 'text/csv' });
+    const second = await uploadFile(node.baseUrl, key, 'twice', bigBasketCsv(), { filename: 'second.csv', type: 'text/csv' });
+    expect([first.body.run, second.body.run]).toEqual(['background', 'background']);
+    expect(await waitForJob(api, key, first.body.job_id)).toMatchObject({ status: 'succeeded' });
+    expect(await waitForJob(api, key, second.body.job_id)).toMatchObject({ status: 'succeeded' });
+    // the two run side by side: whichever ends first sees the other still active and leaves it the warm-up
+    const lineOf = (job: string) => node.process.output.find((l) => l.includes('engine warm-up after ingestion') && l.includes(`"job":"${job}"`));
+    await waitFor(async () => lineOf(first.body.job_id) !== undefined && lineOf(second.body.job_id) !== undefined, 10_000, 'both warm-up decisions');
+    const left = [first, second].filter((j) => lineOf(j.body.job_id)!.includes('left to a later job'));
+    expect(left, `${lineOf(first.body.job_id)}\n${lineOf(second.body.job_id)}`).toHaveLength(1);
+    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/twice/stats', { key })).body.parts.every((p) => p.engine.loaded);
+    await waitFor(loaded, 60_000, 'the engine loaded after the second job');
+  });
+
   it('gives the same documents for the Best Buy JSON array and the same records as JSON Lines', async () => {
     const json = await uploadFile(node.baseUrl, key, 'bestbuy', bestBuyJson(), { filename: 'bestbuy.json' });
     expect(json.body.run).toBe('background');

@@ -25,6 +25,8 @@ import { PartWriter, type PlacementSource } from './part-writer.js';
 
 /** Parts with fewer documents are not warmed after an ingestion job (see JobRunner.warmParts). */
 export const WARM_AFTER_INGESTION_MIN_DOCUMENTS = 2_000;
+/** The tenant's most recent ingestion jobs looked through for one still to run into the same index. */
+const RECENT_JOBS_CHECKED = 200;
 
 export interface JobRunnerOptions {
   nodeId: NodeId;
@@ -212,11 +214,11 @@ export class JobRunner {
       }
     }
     finished = true;
-    // before the job reads as succeeded, so that its client's first queries find the load under way
-    if (outcome?.status === 'succeeded' && rec.kind === 'ingestion') this.warmParts(rec, ctx.writer);
     if (outcome) {
       const done = await this.finish(rec, outcome);
       log.info('job finished', { status: done?.status ?? 'moved', processed: done?.processed, failed: done?.failed });
+      // after its own status is final: of two jobs ending together, each then sees the other's
+      if (done?.status === 'succeeded' && rec.kind === 'ingestion') this.warmParts(rec, ctx.writer);
       if (done?.status === 'succeeded' && rec.kind === 'ingestion') await this.dropUpload(done);
       return done?.status ?? 'canceled';
     }
@@ -260,17 +262,26 @@ export class JobRunner {
 
   /**
    * Asks each part of the index an ingestion job filled (each replica that answers reads) to
-   * bring its engine into memory, so that
-   * its first queries do not wait for a build from the stored documents (seconds for a large
-   * part). Parts under WARM_AFTER_INGESTION_MIN_DOCUMENTS are left to their first query, which
-   * builds them in well under a second: a feed of thousands of small indexes does not load them
-   * all. Not awaited; a failure is logged (the first query builds the engine as before).
+   * bring its engine into memory, so that its first queries do not wait for a build from the
+   * stored documents (seconds for a large part). Parts under WARM_AFTER_INGESTION_MIN_DOCUMENTS
+   * are left to their first query, which builds them in well under a second: a feed of thousands
+   * of small indexes does not load them all; so is an index another ingestion job is still queued
+   * or running for. Not awaited; a failure is logged (the first query builds the engine as before).
    */
   private warmParts(rec: JobRecord, writer: PartWriter): void {
-    writer.warm(WARM_AFTER_INGESTION_MIN_DOCUMENTS, this.o.settings.warmFollowers === true).then(
-      (states) => this.log.info('engine warm-up after ingestion', { job: rec.job_id, parts: states.map((w) => w.state) }),
-      (err: unknown) => this.log.warn('engine warm-up after ingestion failed', { job: rec.job_id, err }),
-    );
+    const physical = rec.state.physical_index_id;
+    void (async () => {
+      // another ingestion job still to write into the index would run beside a loaded engine, which
+      // follows every write (about half the ingestion throughput): the last job warms it instead
+      const jobs = await this.o.coordinator.listJobs(rec.tenant_id, 'ingestion', RECENT_JOBS_CHECKED);
+      const next = jobs.find((j) => j.job_id !== rec.job_id && ACTIVE.has(j.status) && j.state.physical_index_id === physical);
+      if (next) {
+        this.log.info('engine warm-up after ingestion left to a later job', { job: rec.job_id, next: next.job_id });
+        return;
+      }
+      const states = await writer.warm(WARM_AFTER_INGESTION_MIN_DOCUMENTS, this.o.settings.warmFollowers === true);
+      this.log.info('engine warm-up after ingestion', { job: rec.job_id, parts: states.map((w) => w.state) });
+    })().catch((err: unknown) => this.log.warn('engine warm-up after ingestion failed', { job: rec.job_id, err }));
   }
 
   private async dropUpload(rec: JobRecord): Promise<void> {
