@@ -143,10 +143,13 @@ async function main(): Promise<void> {
     // the engines in memory at the last stop, read back once the node has its placement
     // (SUGGEST_RESTORE_ENGINES=0: none, each waits for its first query)
     const lastRun = search.lastRunParts();
+    let restoring = 0;
+    metrics.sampled('gauge', [['suggest_engines_restoring', 'Index parts whose engines, in memory at the last stop, are still to be read back after this start (SUGGEST_RESTORE_ENGINES).', () => restoring]]);
     if (process.env.SUGGEST_RESTORE_ENGINES !== '0' && lastRun.length > 0) {
       const node = shardNode;
+      restoring = lastRun.length;
       restoreLastRun = () =>
-        void restoreEngines(node, lastRun, logger).then(
+        void restoreEngines(node, lastRun, logger, (left) => (restoring = left)).then(
           (report) => logger.info('engines read back after the start', { ...report, parts: lastRun.length }),
           (err: unknown) => logger.warn('reading engines back after the start failed', { err }),
         );

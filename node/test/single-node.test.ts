@@ -92,6 +92,7 @@ describe('single node boot and restart', () => {
     expect(scrape).toMatch(/^suggest_engine_builds_total\{thread="event_loop"\} 0$/m);
     expect(scrape).toMatch(/^suggest_engine_builds_total\{thread="segment_pool"\} 0$/m);
     expect(Number(/^suggest_engine_warm_loads_total (\d+)$/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(1);
+    await waitFor(async () => /^suggest_engines_restoring 0$/m.test((await api.call<string>('GET', '/metrics', { key: node.adminKey })).body), 20_000, 'nothing left to read back');
   });
 
   it('does not answer from an engine snapshot older than a write made before the first query after a restart', async () => {

@@ -22,11 +22,13 @@ export interface RestoreReport {
   ms: number;
 }
 
-export async function restoreEngines(shard: ShardNode, parts: readonly Omit<pb.IndexRef, 'epoch'>[], log?: Logger): Promise<RestoreReport> {
+/** `progress(left)`: called with the parts left to go before each, and 0 at the end. */
+export async function restoreEngines(shard: ShardNode, parts: readonly Omit<pb.IndexRef, 'epoch'>[], log?: Logger, progress?: (left: number) => void): Promise<RestoreReport> {
   const started = performance.now();
   const report: RestoreReport = { restored: 0, skipped: 0, failed: 0, ms: 0 };
   const payload: WarmRequest = { snapshot_only: true };
-  for (const part of parts) {
+  for (const [i, part] of parts.entries()) {
+    progress?.(parts.length - i);
     const ask = async () => (await shard.queryValue({ ref: { ...part, epoch: shard.placement?.epoch ?? 0 }, kind: 'warm', payload })) as WarmState;
     try {
       let state = await ask();
@@ -43,6 +45,7 @@ export async function restoreEngines(shard: ShardNode, parts: readonly Omit<pb.I
       log?.debug('an engine was not read back after the start', { index: part.physicalIndexId, part: part.part, err: err instanceof Error ? err.message : String(err) });
     }
   }
+  progress?.(0);
   report.ms = Math.round(performance.now() - started);
   return report;
 }
