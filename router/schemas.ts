@@ -197,7 +197,14 @@ export const PromoteBody = named(
   Type.Object({
     physical_index_id: Id('The physical index the alias should point at.'),
     ready_timeout_ms: ReadyTimeout(
-      'Before the swap, every replica of every part of the physical index loads its search engine, so that the first queries after the swap do not wait for it (seconds for a large index built since its last query). The swap waits this long at most for them, then happens regardless; `warm` in the answer says how it went. 0: the loads start, the swap does not wait.',
+      'Before the swap, every replica of every part of the physical index loads its search engine, so that the first queries after the swap do not wait for it (seconds for a large index built since its last query). The swap waits this long at most for them, then happens regardless (unless `require_ready`); `warm` in the answer says how it went. 0: the loads start, the swap does not wait.',
+    ),
+    require_ready: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'true: when some replica is still loading (or cannot be reached) at the end of the wait, the swap does not happen: 409 `conflict`, with what is pending. The loads go on, so promoting again later finds them done.',
+      }),
     ),
   }),
 );

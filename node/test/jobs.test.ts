@@ -276,10 +276,13 @@ describe('jobs on a single node', () => {
     expect(r.typeahead).toBeGreaterThan(0);
   });
 
-  it('bounds the warm wait of a promotion by ready_timeout_ms, and refuses a bad one with 422', async () => {
+  it('bounds the warm wait of a promotion by ready_timeout_ms, refuses a bad one with 422, and with require_ready swaps only once ready', async () => {
     const own = await tenantKey(api, node.adminKey, { tenant_id: 'swapper', name: 'swapper', plan: 'pro' });
     expect((await api.call('POST', '/v1/indexes', { key: own, body: { index_id: 'shop', name: 'shop' } })).status).toBe(200);
     const staging = (await api.call<{ physical_index_id: string }>('POST', '/v1/indexes/shop/allocate-physical-id', { key: own })).body.physical_index_id;
+    const aliasOf = async () => (await api.call<{ index_id: string; physical_index_id: string }[]>('GET', '/v1/indexes', { key: own })).body.find((i) => i.index_id === 'shop')!.physical_index_id;
+    const live = await aliasOf();
+    expect(live).toMatch(/^shop/);
     const documents = Array.from({ length: 500 }, (_, i) => ({ id: `s${i}`, title: `Cordless impact driver ${i}`, raw: {} }));
     expect((await api.call('POST', `/v1/indexes/${staging}/documents`, { key: own, body: { documents } })).status).toBe(200);
     for (const bad of [-1, 600_001, 1.5, '1000', null]) {
@@ -288,11 +291,29 @@ describe('jobs on a single node', () => {
       expect(r.body.detail[0]!.loc).toEqual(['body', 'ready_timeout_ms']);
     }
     // refused without a swap
-    expect((await api.call<{ physical_index_id: string }>('GET', '/v1/indexes/shop', { key: own })).body.physical_index_id).not.toBe(staging);
-    // 0: the loads start, the swap does not wait for them
-    const now = await api.call<{ physical_index_id: string; warm: { ready: boolean; waited_ms: number; replicas: number } }>('POST', '/v1/indexes/shop/promote', { key: own, body: { physical_index_id: staging, ready_timeout_ms: 0 } });
+    expect(await aliasOf()).toBe(live);
+    // required ready with no time to get there: 409, no swap
+    const early = await api.call<{ code: string; detail: string }>('POST', '/v1/indexes/shop/promote', { key: own, body: { physical_index_id: staging, ready_timeout_ms: 0, require_ready: true } });
+    expect(early.status, JSON.stringify(early.body)).toBe(409);
+    expect(early.body.code).toBe('conflict');
+    expect(early.body.detail).toMatch(/not ready after \d+ ms \(0 of 1 replicas.*part 0 on .*: loading.*promote again later/);
+    expect(await aliasOf()).toBe(live);
+    // the load that refusal started goes on: a promotion requiring it ready soon succeeds
+    await waitFor(
+      async () => {
+        const r = await api.call<{ warm: { ready: boolean } }>('POST', '/v1/indexes/shop/promote', { key: own, body: { physical_index_id: staging, ready_timeout_ms: 0, require_ready: true } });
+        return r.status === 200 && r.body.warm.ready;
+      },
+      30_000,
+      'a promotion with the engine ready',
+    );
+    expect(await aliasOf()).toBe(staging);
+    // 0 on another staging index: the loads start, the swap does not wait for them
+    const next = (await api.call<{ physical_index_id: string }>('POST', '/v1/indexes/shop/allocate-physical-id', { key: own })).body.physical_index_id;
+    expect((await api.call('POST', `/v1/indexes/${next}/documents`, { key: own, body: { documents } })).status).toBe(200);
+    const now = await api.call<{ physical_index_id: string; warm: { ready: boolean; waited_ms: number; replicas: number } }>('POST', '/v1/indexes/shop/promote', { key: own, body: { physical_index_id: next, ready_timeout_ms: 0 } });
     expect(now.status, JSON.stringify(now.body)).toBe(200);
-    expect(now.body.physical_index_id).toBe(staging);
+    expect(now.body.physical_index_id).toBe(next);
     expect(now.body.warm.replicas).toBe(1);
     expect(now.body.warm.waited_ms).toBeLessThan(1_000);
     // the load it started is there for the first query

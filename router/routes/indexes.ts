@@ -326,6 +326,10 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const filling = await deps.jobs.activeJobsOn(t.id, next);
         if (filling.length > 0) fail('conflict', { reason: `Ingestion job ${filling[0]} is still writing to '${next}'; promote it once the job has finished (or cancel the job).` });
         const warm = await warmUp(data, t.id, physical, req.body.ready_timeout_ms ?? WARM_READY_TIMEOUT_MS);
+        if (req.body.require_ready === true && !warm.ready) {
+          const pending = warm.pending.map((p) => `part ${p.part} on ${p.node ?? 'its primary'}: ${p.state}${p.detail ? ` (${p.detail})` : ''}`).join('; ');
+          fail('conflict', { reason: `Physical index '${next}' is not ready after ${warm.waited_ms} ms (${warm.replicas_ready} of ${warm.replicas} replicas have their search engine in memory; ${pending}); the alias was not swapped. The loads go on: promote again later, or with a longer ready_timeout_ms.` });
+        }
         // The swap compares against the alias as stored, not as cached here: another router may
         // have promoted a moment ago, and "point the index at X" should not fail on a stale cache.
         let previous: string | null = null;
