@@ -29,7 +29,8 @@ async function main(): Promise<void> {
   // Best Buy first, then Home Depot: the larger sizes take both
   const catalog = loadCatalog(['bestbuy', 'homedepot']);
   if (Math.max(...sizes) > catalog.length) throw new Error(`at most ${catalog.length} documents`);
-  const node = await startSingleNode({});
+  // measured here: the build at the first query, so no warm-up after the writes
+  const node = await startSingleNode({ env: { SUGGEST_WARM_AFTER_WRITES_MS: '0' } });
   const base = node.baseUrl;
   let probe: LatencyProbe | null = null;
   const result: Record<string, unknown> = {};

@@ -41,7 +41,8 @@ async function main(): Promise<void> {
   const documents = Number(values.documents);
   if (!Number.isInteger(documents) || documents < 1 || documents > catalog.length) throw new Error(`--documents: 1 to ${catalog.length}`);
   const afterMs = Number(values['after-s']) * 1000;
-  const node = await startSingleNode({});
+  // the staging index is loaded only by the promotion here (no warm-up after its writes)
+  const node = await startSingleNode({ env: { SUGGEST_WARM_AFTER_WRITES_MS: '0' } });
   const base = node.baseUrl;
   const result: Record<string, unknown> = { documents };
   try {

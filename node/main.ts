@@ -137,6 +137,9 @@ async function main(): Promise<void> {
       typeaheadOnThreads: process.env.SUGGEST_TYPEAHEAD_THREADS === '1',
       graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0',
       engineIdleMs: config.engineIdleSeconds * 1000,
+      // SUGGEST_WARM_AFTER_WRITES_MS: a new large index filled through the document routes is
+      // loaded once its writes pause this long (default 3000; 0: at its first query)
+      warmAfterWritesMs: Number(process.env.SUGGEST_WARM_AFTER_WRITES_MS ?? 3_000) || 0,
       refresh: { intervalMs: config.refreshIntervalMs, ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { freshWaitMs } : {}) },
     });
     registerIndexingMetrics(search);

@@ -49,10 +49,10 @@ export interface QueryHandler {
   replicaChanged?(event: ChangeEvent): void;
   /**
    * Called in the index's write order before an upsert or a delete reaches the store: the
-   * primary's own writes, and a follower's replicated ones (synchronous; a failure is logged,
-   * not the write's): what was kept of the store as it is now can be set aside first.
+   * primary's own writes, and a follower's replicated ones (`replica`; synchronous; a failure is
+   * logged, not the write's): what was kept of the store as it is now can be set aside first.
    */
-  beforeWrite?(store: PartitionStore, ref: pb.IndexRef): void;
+  beforeWrite?(store: PartitionStore, ref: pb.IndexRef, replica?: boolean): void;
   /** Called once when the node closes, before its partitions close. */
   close?(): Promise<void> | void;
 }

@@ -175,7 +175,7 @@ export class ShardNode implements ShardApi, HandoffHost {
       const part = `${k.tenantId}\0${k.physicalIndexId}\0${k.part}`;
       if (part === seen) continue;
       seen = part;
-      this.beforeWrite(store, { tenantId: k.tenantId, physicalIndexId: k.physicalIndexId, part: k.part, parts: 0, partition, epoch: this.table?.epoch ?? 0 });
+      this.beforeWrite(store, { tenantId: k.tenantId, physicalIndexId: k.physicalIndexId, part: k.part, parts: 0, partition, epoch: this.table?.epoch ?? 0 }, true);
     }
   }
 
@@ -584,9 +584,9 @@ export class ShardNode implements ShardApi, HandoffHost {
   }
 
   /** The query handler's QueryHandler.beforeWrite: its failure is logged, the write goes on. */
-  private beforeWrite(store: PartitionStore, ref: pb.IndexRef): void {
+  private beforeWrite(store: PartitionStore, ref: pb.IndexRef, replica = false): void {
     try {
-      this.queryHandler.beforeWrite?.(store, ref);
+      this.queryHandler.beforeWrite?.(store, ref, replica);
     } catch (err) {
       this.log.error('before-write hook failed', { err, partition: ref.partition });
     }

@@ -71,6 +71,18 @@ describe('single node boot and restart', () => {
     expect(r.body.title).toBe('Kept');
   });
 
+  it('loads a new large index filled through the document routes once its writes pause, before any query', async () => {
+    const creds = JSON.parse(readFileSync(path.join(node.dataDir, 'credentials.json'), 'utf8')) as { private_key: string };
+    const key = creds.private_key;
+    const api = new ApiClient(node.baseUrl);
+    expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'filled', name: 'filled' } })).status).toBe(200);
+    const documents = Array.from({ length: 2_100 }, (_, i) => ({ id: `f${i}`, title: `Pruning shears ${i}`, raw: {} }));
+    for (let i = 0; i < documents.length; i += 700) expect((await api.call('POST', '/v1/indexes/filled/documents', { key, body: { documents: documents.slice(i, i + 700) } })).status).toBe(200);
+    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/filled/stats', { key })).body.parts.every((p) => p.engine.loaded);
+    // SUGGEST_WARM_AFTER_WRITES_MS, 3 s by default
+    await waitFor(loaded, 20_000, 'the engine loaded after the writes paused');
+  });
+
   it('reads back, after a restart and before any query, the engines that were in memory at the stop', async () => {
     const creds = JSON.parse(readFileSync(path.join(node.dataDir, 'credentials.json'), 'utf8')) as { private_key: string };
     const key = creds.private_key;

@@ -66,6 +66,12 @@ export interface SearchHostOptions {
    * (default SYNC_SNAPSHOT_MAX_BYTES); smaller ones on it, in slices
    */
   syncSnapshotMaxBytes?: number;
+  /**
+   * A part of WARM_AFTER_WRITES_MIN_DOCUMENTS or more that is not loaded and has no snapshot (a
+   * new index filled through the document routes) is loaded once its writes pause this long, so
+   * that its first query does not wait for the build (see noteWrite). Default 0: never.
+   */
+  warmAfterWritesMs?: number;
   /** documents a held snapshot may fall behind by (default HELD_MAX_DOCUMENTS; see beforeWrite) */
   heldMaxDocuments?: number;
   /** called once an asynchronous unload has written its files, before it decides (tests pause or act here) */
@@ -106,6 +112,8 @@ const LOAD_CHUNK = 100_000;
  * loop"). The pool costs the first query a worker's start after a quiet minute instead.
  */
 const LOAD_IN_PLACE_MAX = 64;
+/** Parts with fewer documents are left to their first query by the warm-up after writes (see noteWrite). */
+const WARM_AFTER_WRITES_MIN_DOCUMENTS = 2_000;
 /** Beside the snapshots: the parts whose engines were in memory at the last stop (see SearchHost.lastRunParts). */
 const LAST_RUN_FILE = 'loaded-at-stop.json';
 /** Minimum support of mined phrases: the engines' default, which pooled builds must use too. */
@@ -170,6 +178,9 @@ export class SearchHost implements QueryHandler {
   /** documents in every Held's changes */
   private heldDocuments = 0;
   private warmLoadsStarted = 0;
+  /** parts written while unloaded with no snapshot, by key: when last written (see noteWrite) */
+  private readonly written = new Map<string, { store: PartitionStore; ref: pb.IndexRef; at: number }>();
+  private writtenSweeper: NodeJS.Timeout | null = null;
   private readonly pool: SegmentPool | null;
   private readonly embeddings: EmbeddingProvider | null;
   private readonly titleVectors = new VectorCache();
@@ -363,15 +374,22 @@ export class SearchHost implements QueryHandler {
    * builds the engine from the stored documents: well under a second for a small part. Called by
    * the primary for its own writes and by a follower for the ones it applies from its primary.
    */
-  beforeWrite(store: PartitionStore, ref: pb.IndexRef): void {
+  beforeWrite(store: PartitionStore, ref: pb.IndexRef, replica = false): void {
     const key = keyOf(ref);
-    if (this.closing || this.entries.has(key) || this.held.has(key) || this.snapshotsDropped.has(key)) return;
+    if (this.closing || this.entries.has(key) || this.held.has(key)) return;
     const file = this.snapshotPath(ref);
+    let bytes: number;
     try {
-      if (statSync(file).size <= this.syncSnapshotMaxBytes) return;
+      bytes = this.snapshotsDropped.has(key) ? -1 : statSync(file).size;
     } catch {
-      return; // no snapshot
+      bytes = -1;
     }
+    if (bytes < 0) {
+      // no snapshot: a build at the first query, unless the writes pause first
+      if (!replica) this.noteWrite(key, store, ref);
+      return;
+    }
+    if (bytes <= this.syncSnapshotMaxBytes) return;
     if (!this.snapshotMatches(store, ref)) return;
     const stats = store.stats(ref);
     const heldFile = `${file}.held`;
@@ -388,6 +406,46 @@ export class SearchHost implements QueryHandler {
       return;
     }
     this.held.set(key, { file: heldFile, documents: stats.documentCount, storedBytes: stats.storedBytes, changes: [], behind: 0 });
+  }
+
+  /**
+   * A write of this node's own to a part that is not loaded and has no snapshot: with
+   * `warmAfterWritesMs`, once the part's writes pause that long, a part of
+   * WARM_AFTER_WRITES_MIN_DOCUMENTS or more is loaded (a new index filled through the document
+   * routes: its first query would otherwise wait seconds for the build). Not while writes go on:
+   * an engine in memory follows every write, at about half the ingestion throughput. Parts with a
+   * snapshot are read back by their first query in a fraction of a second, and are not loaded
+   * here (a feed touching many idle indexes would otherwise bring them all back).
+   */
+  private noteWrite(key: string, store: PartitionStore, ref: pb.IndexRef): void {
+    const quietMs = this.opts.warmAfterWritesMs ?? 0;
+    if (quietMs <= 0) return;
+    this.written.set(key, { store, ref, at: performance.now() });
+    if (this.writtenSweeper !== null) return;
+    this.writtenSweeper = setInterval(() => {
+      const now = performance.now();
+      for (const [k, w] of this.written) {
+        if (now - w.at < quietMs) continue;
+        this.written.delete(k);
+        if (this.closing || w.store.isClosed || this.entries.has(k) || this.held.has(k)) continue;
+        if (w.store.stats(w.ref).documentCount < WARM_AFTER_WRITES_MIN_DOCUMENTS) continue;
+        try {
+          statSync(this.snapshotPath(w.ref));
+          continue; // a snapshot came back (an unload): the first query reads it
+        } catch {
+          // none: load it
+        }
+        const loaded = this.loadedFor(w.store, w.ref);
+        if (!(loaded instanceof Promise)) continue;
+        this.warmLoadsStarted++;
+        loaded.catch((err: unknown) => this.opts.log?.warn('engine warm-up after writes failed', { err, index: w.ref.physicalIndexId, part: w.ref.part }));
+      }
+      if (this.written.size === 0 && this.writtenSweeper !== null) {
+        clearInterval(this.writtenSweeper);
+        this.writtenSweeper = null;
+      }
+    }, Math.max(50, Math.min(1_000, quietMs / 2)));
+    this.writtenSweeper.unref();
   }
 
   /** The part has a snapshot on disk, of this format, that matches the store as it is now. */
@@ -419,6 +477,7 @@ export class SearchHost implements QueryHandler {
     if (event.type === 'drop') {
       if (entry) this.release(key, entry);
       this.dropHeld(key);
+      this.written.delete(key);
       rmSync(this.snapshotPath(event.ref), { force: true });
       rmSync(graphsDir(this.snapshotPath(event.ref)), { recursive: true, force: true });
       return;
@@ -438,6 +497,9 @@ export class SearchHost implements QueryHandler {
       return;
     }
     if (!entry) {
+      // the pause a warm-up after writes waits for counts from the end of the last write
+      const w = this.written.get(key);
+      if (w !== undefined) w.at = performance.now();
       // Not loaded: the first query loads it from the store, which has the write. A snapshot of
       // the engine written before (at the last stop) is older than this write, and a write that
       // keeps the part's document count and stored bytes (an update of the same size) would not
@@ -633,6 +695,7 @@ export class SearchHost implements QueryHandler {
       if (entry.partition === partition) this.release(key, entry);
     }
     for (const key of this.held.keys()) if (key.startsWith(`${partition}\0`)) this.dropHeld(key);
+    for (const key of this.written.keys()) if (key.startsWith(`${partition}\0`)) this.written.delete(key);
     this.stores.delete(partition);
     rmSync(path.join(this.opts.dataDir, 'engine', `p${partition}`), { recursive: true, force: true });
   }
@@ -641,6 +704,8 @@ export class SearchHost implements QueryHandler {
   async close(): Promise<void> {
     if (this.idleSweeper) clearInterval(this.idleSweeper);
     if (this.unloading) clearTimeout(this.unloading);
+    if (this.writtenSweeper) clearInterval(this.writtenSweeper);
+    this.written.clear();
     this.closing = true;
     this.idle.clear();
     this.largeIdle.clear();

@@ -139,3 +139,34 @@ describe('a warm query', () => {
     expect(host.enginesLoaded).toBe(0);
   });
 });
+
+describe('the warm-up after writes', () => {
+  it('loads a large part with no snapshot once its writes pause, not while they go on, and leaves small parts alone', async () => {
+    // a host that warms parts a second after their last write
+    await shard.close();
+    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+    host = new SearchHost({ dataDir: dir.dir, pool, refresh: { intervalMs: 10 }, warmAfterWritesMs: 1_000 });
+    shard.setQueryHandler(host);
+    shard.onChange(host.onChange);
+    const big = refOf('t1', 'feed', { partitions: 1 });
+    const small = refOf('t1', 'tiny', { partitions: 1 });
+    const docs = catalog(2_400);
+    // writes 100 ms apart: never quiet for a second
+    for (let i = 0; i < docs.length; i += 400) {
+      await upsert(big, docs.slice(i, i + 400));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(host.enginesLoaded).toBe(0);
+    }
+    await upsert(small, catalog(100));
+    await vi.waitFor(() => expect(host.enginesLoaded).toBe(1), { timeout: 10_000, interval: 20 });
+    expect(host.warmLoads).toBe(1);
+    await vi.waitFor(() => expect((shard.queryValue({ ref: big, kind: 'warm', payload: {} }) as { state: string }).state).toBe('ready'), { timeout: 20_000, interval: 20 });
+    // the small part is still left to its first query
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(host.enginesLoaded).toBe(1);
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+    expect((await ids(big, 'typeahead', 'sam')).length).toBeGreaterThan(0);
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+});
