@@ -13,7 +13,7 @@ import { SuggestError, fail } from '../node/runtime/errors.js';
 import { partOf, partitionOf } from '../node/runtime/hash.js';
 import { IndexId, PhysicalIndexId, type NodeId, type TenantId } from '../node/runtime/ids.js';
 import type { Logger } from '../node/runtime/log.js';
-import type { ShardApi, ShardDirectory, WarmRequest, WarmState } from '../node/runtime/shard-api.js';
+import type { ShardApi, ShardDirectory, UnloadState, WarmRequest, WarmState } from '../node/runtime/shard-api.js';
 import { Gauge } from 'prom-client';
 import { metrics } from '../node/runtime/metrics.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -469,6 +469,25 @@ export class DataPlane {
       }
     }
     return Promise.all(calls);
+  }
+
+  /**
+   * Asks every replica of every part (as `warm` does) to let its engine go ahead of its idle time
+   * (QueryKind `unload`); how many started an unload. A replica that cannot be asked is skipped:
+   * its engine goes when idle.
+   */
+  async unload(tenant: TenantId, physical: PhysicalIndexRecord): Promise<number> {
+    const payload = pack({});
+    const ask = async (api: ShardApi, ref: pb.IndexRef): Promise<boolean> => (unpack((await api.query({ ref, kind: 'unload', payload })).result) as UnloadState).state === 'unloading';
+    const calls: Promise<boolean>[] = [];
+    const t = this.placement;
+    for (let part = 0; part < physical.parts; part++) {
+      calls.push(this.onPart(tenant, physical, part, ask).catch(() => false));
+      if (!t || this.opts.replicaReads === false) continue;
+      const { partition } = replicasOf(t, tenant, physical, part);
+      for (const node of this.followers(tenant, physical, part)) calls.push(ask(this.shards.client(node), refOf(t, tenant, physical, part, partition)).catch(() => false));
+    }
+    return (await Promise.all(calls)).filter(Boolean).length;
   }
 
   /** Runs `call` on every part concurrently. */

@@ -7,15 +7,16 @@ import { fail } from '../node/runtime/errors.js';
 import type { PartitionStore } from './partition-store.js';
 import type { ChangeEvent } from './shard-node.js';
 
-export type { WarmRequest, WarmState } from '../node/runtime/shard-api.js';
+export type { UnloadState, WarmRequest, WarmState } from '../node/runtime/shard-api.js';
 
 /**
- * `warm` asks for no search: the part's engine is brought into memory ahead of its queries, and
- * the answer (a WarmState) comes at once (see SearchHost.warm).
+ * `warm` and `unload` ask for no search: `warm` brings the part's engine into memory ahead of
+ * its queries (the answer, a WarmState, comes at once: see SearchHost.warm); `unload` lets it go
+ * ahead of its idle time, its snapshot written (an UnloadState: see SearchHost.unloadNow).
  */
-export type QueryKind = 'typeahead' | 'autocomplete' | 'predict' | 'warm';
+export type QueryKind = 'typeahead' | 'autocomplete' | 'predict' | 'warm' | 'unload';
 
-export const QUERY_KINDS: ReadonlySet<string> = new Set<QueryKind>(['typeahead', 'autocomplete', 'predict', 'warm']);
+export const QUERY_KINDS: ReadonlySet<string> = new Set<QueryKind>(['typeahead', 'autocomplete', 'predict', 'warm', 'unload']);
 
 export interface IndexContext {
   /** the partition that stores the index part */

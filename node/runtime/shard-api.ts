@@ -80,3 +80,11 @@ export interface WarmState {
   state: 'ready' | 'loading' | 'skipped';
   documents: number;
 }
+
+/**
+ * A part's engine after an `unload` query: `unloading` (its snapshot is being written; a query
+ * meanwhile keeps it), `not_loaded`.
+ */
+export interface UnloadState {
+  state: 'unloading' | 'not_loaded';
+}

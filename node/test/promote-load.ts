@@ -118,5 +118,9 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   for (const client of apis) {
     await waitFor(async () => (await client.call<Doc>('GET', `/v1/indexes/${index}/documents/only-new`, { key })).status === 200, 5_000, 'promotion visible on every router');
   }
+  // the index swapped away from, queried until the swap, lets its engines go a few seconds after it
+  const previous = promoted.body.previous_physical_index_id;
+  const previousLoaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${previous}/stats`, { key })).body.parts.map((p) => p.engine.loaded);
+  await waitFor(async () => !(await previousLoaded()).includes(true), 30_000, 'the previous physical index unloaded after the swap');
   return result;
 }

@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import { unpack } from 'msgpackr';
 import type { IndexRecord, PhysicalIndexRecord } from '../../coordinator/coordinator.js';
 import { fail, validationError } from '../../node/runtime/errors.js';
-import { IndexId, PhysicalIndexId } from '../../node/runtime/ids.js';
+import { IndexId, PhysicalIndexId, type TenantId } from '../../node/runtime/ids.js';
 import type { ResolvedIndex } from '../data-plane.js';
 import { checkMerchandising, checkSynonyms } from '../ranking-config.js';
 import { defineRoute, type Route } from '../route.js';
@@ -38,6 +38,8 @@ import { warmUp } from '../warm-up.js';
 import { IndexParams, nowIso, tenantOf } from './common.js';
 
 const tags = ['indexes'];
+/** How long after a swap the previous physical index's engines are let go (other routers switch within milliseconds). */
+const UNLOAD_PREVIOUS_AFTER_MS = 5_000;
 
 /** A fresh physical index id: readable prefix from the logical id, random suffix; fits ID_PATTERN. */
 export function newPhysicalId(indexId: string): string {
@@ -66,6 +68,20 @@ function indexingOf(engine: unknown): number {
 
 export function indexRoutes(deps: RouterDeps): Route[] {
   const { coordinator, data, config } = deps;
+  /**
+   * The physical index a promotion swapped away from: its engines are let go (snapshots written)
+   * once every router has switched, rather than holding their memory beside the new index's
+   * until they go idle. A request still on it, or one more query, keeps them.
+   */
+  const unloadLater = (tenant: TenantId, physicalId: string) => {
+    const timer = setTimeout(() => {
+      void (async () => {
+        const old = await data.physical(tenant, physicalId);
+        if (old) await data.unload(tenant, old);
+      })().catch(() => undefined);
+    }, UNLOAD_PREVIOUS_AFTER_MS);
+    timer.unref();
+  };
 
   const view = async (tenant: ResolvedIndex['tenant'], rec: IndexRecord) => {
     const physical = await data.physical(tenant, rec.physical_index_id);
@@ -344,6 +360,7 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const fresh = await coordinator.getIndex(t.id, logical.index_id);
         if (!fresh) return fail('index_not_found', { index: logical.index_id, tenant: t.id });
         data.remember(fresh, t.id, logical.index_id);
+        if (previous !== next) unloadLater(t.id, previous);
         return { ...(await view(t.id, fresh)), previous_physical_index_id: previous, warm };
       },
     }),

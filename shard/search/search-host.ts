@@ -29,7 +29,7 @@ import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
 import { round3 } from '../engine/stage-clock.js';
 import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type EngineProfile, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
-import type { IndexContext, QueryContext, QueryHandler, WarmRequest, WarmState } from '../query-handler.js';
+import type { IndexContext, QueryContext, QueryHandler, UnloadState, WarmRequest, WarmState } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
 import type { Segment } from '../engine/segment.js';
@@ -525,6 +525,7 @@ export class SearchHost implements QueryHandler {
   /** Synchronous once the part's engine is loaded (the in-process hot path relies on it). */
   query(ctx: QueryContext): unknown {
     if (ctx.kind === 'warm') return this.warm(ctx);
+    if (ctx.kind === 'unload') return this.unloadNow(ctx);
     const loaded = this.loadedFor(ctx.store, ctx.ref);
     return loaded instanceof Promise ? loaded.then((l) => this.answer(l, ctx)) : this.answer(loaded, ctx);
   }
@@ -550,6 +551,23 @@ export class SearchHost implements QueryHandler {
     this.warmLoadsStarted++;
     loaded.catch((err: unknown) => this.opts.log?.warn('engine warm-up failed', { err, index: ctx.ref.physicalIndexId, part: ctx.ref.part }));
     return { state: 'loading', documents };
+  }
+
+  /**
+   * Lets a part's engine go ahead of its idle time (QueryKind `unload`): the physical index a
+   * promotion swapped away from, which would otherwise hold its memory beside the new one's until
+   * `engineIdleMs` passed. The unload is an idle unload's (its snapshot written, so that a
+   * promotion back reads it in a fraction of a second), and like one it gives up if a query or a
+   * write reaches the part meanwhile, or documents are still being indexed.
+   */
+  private unloadNow(ctx: QueryContext): UnloadState {
+    const key = keyOf(ctx.ref);
+    const entry = this.entries.get(key);
+    if (!entry?.engine || this.closing) return { state: 'not_loaded' };
+    entry.used = false;
+    this.idle.add(key);
+    if (this.unloading === null) this.unloadSome();
+    return { state: 'unloading' };
   }
 
   /**
