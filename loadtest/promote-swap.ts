@@ -9,9 +9,10 @@
 //   before promotions waited;
 // - `wait`: the default. The swap comes once every replica has its engine in memory.
 //
-// Reported per mode: the promotion's time and its `warm` report, and the probe's latencies from
-// the promotion's request to `--after-s` seconds after its answer (the worst is the first query
-// the new index kept waiting).
+// Reported per mode: the promotion's time and its `warm` report, the probe's latencies from the
+// promotion's request to `--after-s` seconds after its answer (the worst is the first query the
+// new index kept waiting), and the engines in memory then (the index swapped away from lets its
+// engine go five seconds after the swap).
 //
 //   node dist/loadtest/promote-swap.js [--documents 57958] [--after-s 12] [--out FILE]
 import { parseArgs } from 'node:util';
@@ -20,6 +21,7 @@ import { startSingleNode } from '../node/runtime/process-harness.js';
 import { loadCatalog } from './data/catalog.js';
 import { LatencyProbe } from './load/latency-probe.js';
 import { MAX_BATCH, provisionIndex } from './load/provision-service.js';
+import { readMetrics } from './load/metrics-reader.js';
 import { runMain, writeResult } from './load/result-file.js';
 
 const { values } = parseArgs({
@@ -74,8 +76,11 @@ async function main(): Promise<void> {
       const promotedAt = performance.now();
       await sleep(afterMs);
       await probe.stop();
+      // the swapped-away index lets its engine go a few seconds after the swap
+      const engines = (await readMetrics(base))('suggest_engines_loaded');
       const row = {
         mode: mode.name,
+        engines_loaded_after: engines,
         promote_ms: Math.round(promotedAt - from),
         warm: promoted.warm,
         probe_before: probe.window(from - 2000, from),
