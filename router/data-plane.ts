@@ -453,22 +453,15 @@ export class DataPlane {
    */
   warm(tenant: TenantId, physical: PhysicalIndexRecord): Promise<ReplicaWarmState[]> {
     const payload = pack({} satisfies WarmRequest);
-    const ask = async (api: ShardApi, ref: pb.IndexRef, node: NodeId): Promise<ReplicaWarmState> => {
-      const state = unpack((await api.query({ ref, kind: 'warm', payload })).result) as WarmState;
-      return { part: ref.part, node, state: state.state, documents: state.documents };
-    };
-    const unavailable = (part: number, node: NodeId | null) => (err: unknown): ReplicaWarmState => ({ part, node, state: 'unavailable', documents: 0, detail: err instanceof Error ? err.message : String(err) });
-    const calls: Promise<ReplicaWarmState>[] = [];
-    const t = this.placement;
-    for (let part = 0; part < physical.parts; part++) {
-      calls.push(this.onPart(tenant, physical, part, ask).catch(unavailable(part, null)));
-      if (!t || this.opts.replicaReads === false) continue;
-      const { partition } = replicasOf(t, tenant, physical, part);
-      for (const node of this.followers(tenant, physical, part)) {
-        calls.push(ask(this.shards.client(node), refOf(t, tenant, physical, part, partition), node).catch(unavailable(part, node)));
-      }
-    }
-    return Promise.all(calls);
+    return this.onEveryReplica<ReplicaWarmState>(
+      tenant,
+      physical,
+      async (api, ref, node) => {
+        const state = unpack((await api.query({ ref, kind: 'warm', payload })).result) as WarmState;
+        return { part: ref.part, node, state: state.state, documents: state.documents };
+      },
+      (part, node, err) => ({ part, node, state: 'unavailable', documents: 0, detail: err instanceof Error ? err.message : String(err) }),
+    );
   }
 
   /**
@@ -478,16 +471,32 @@ export class DataPlane {
    */
   async unload(tenant: TenantId, physical: PhysicalIndexRecord): Promise<number> {
     const payload = pack({});
-    const ask = async (api: ShardApi, ref: pb.IndexRef): Promise<boolean> => (unpack((await api.query({ ref, kind: 'unload', payload })).result) as UnloadState).state === 'unloading';
-    const calls: Promise<boolean>[] = [];
+    const started = await this.onEveryReplica(
+      tenant,
+      physical,
+      async (api, ref) => (unpack((await api.query({ ref, kind: 'unload', payload })).result) as UnloadState).state === 'unloading',
+      () => false,
+    );
+    return started.filter(Boolean).length;
+  }
+
+  /**
+   * Runs `call` on every part's primary (as `onPart` routes it) and, when reads go to followers,
+   * on each live follower; a call that fails answers `failed(part, node, err)` instead (`node`
+   * null for a primary that could not be reached).
+   */
+  private onEveryReplica<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>, failed: (part: number, node: NodeId | null, err: unknown) => T): Promise<T[]> {
+    const calls: Promise<T>[] = [];
     const t = this.placement;
     for (let part = 0; part < physical.parts; part++) {
-      calls.push(this.onPart(tenant, physical, part, ask).catch(() => false));
+      calls.push(this.onPart(tenant, physical, part, call).catch((err: unknown) => failed(part, null, err)));
       if (!t || this.opts.replicaReads === false) continue;
       const { partition } = replicasOf(t, tenant, physical, part);
-      for (const node of this.followers(tenant, physical, part)) calls.push(ask(this.shards.client(node), refOf(t, tenant, physical, part, partition)).catch(() => false));
+      for (const node of this.followers(tenant, physical, part)) {
+        calls.push(call(this.shards.client(node), refOf(t, tenant, physical, part, partition), node).catch((err: unknown) => failed(part, node, err)));
+      }
     }
-    return (await Promise.all(calls)).filter(Boolean).length;
+    return Promise.all(calls);
   }
 
   /** Runs `call` on every part concurrently. */
