@@ -45,8 +45,8 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   const words = q.words.map((w) => w.term);
   if (words.length === 0 || snapshot.liveCount === 0) return { normalized_query: q.normalized, corrected_query: null, suggestions: [] };
   const lastIsPrefix = !q.lastWordComplete;
-  // by suggestion id with a single segment and the last word still typed (see gather)
-  const cands = candidates.reset(lastIsPrefix && snapshot.segments.length === 1);
+  // by suggestion id with a single segment (see gather)
+  const cands = candidates.reset(snapshot.segments.length === 1);
   const wanted = limit + spare;
   gather(snapshot, words, lastIsPrefix, 1, wanted, cands);
   clock?.lap('tables');
@@ -130,9 +130,10 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
 /**
  * Looks up `words` in every segment's tables and adds the completions to `cands`, by key (the
- * same suggestion in several segments is one candidate). With a single segment and the last word
- * still typed, by suggestion id instead (`cands.byId`): keys are unique within a table, and only
- * the answer's keys are then decoded (a first-seen prefix decoded two dozen).
+ * same suggestion in several segments is one candidate). With a single segment, by suggestion
+ * id instead (`cands.byId`): keys are unique within a table, so no map of keys is filled, and
+ * with the last word still typed only the answer's keys are decoded (a first-seen prefix decoded
+ * two dozen); a finished last word decodes each key to keep whole-word matches.
  */
 function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates): void {
   const key = words.join(' ');
@@ -147,7 +148,7 @@ function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean,
       const inner = hits.inner[i] === 1;
       let full: string | null = null;
       let exact: boolean;
-      if (cands.byId) {
+      if (cands.byId && lastIsPrefix) {
         // a start-table hit begins with what was typed: the same length is the same key
         exact = !inner && seg.suggestions.keyLength(sug) === key.length;
       } else {
