@@ -16,7 +16,7 @@ import { partitionOf } from '../node/runtime/hash.js';
 import type { NodeId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import type { QueryValueRequest, ShardApi, ShardDirectory } from '../node/runtime/shard-api.js';
-import { indexPartId, readKey } from './index-keys.js';
+import { DOC_TAG, indexPartId, readKey } from './index-keys.js';
 import { BlobStore } from './jobs/blob-store.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job-runner.js';
 import { placementSource } from './jobs/part-writer.js';
@@ -167,15 +167,15 @@ export class ShardNode implements ShardApi, HandoffHost {
   beforeReplicaWrite(partition: number, ops: readonly BatchOp[]): void {
     const store = this.ready[partition];
     if (!store || !this.queryHandler.beforeWrite) return;
-    let seen: string | null = null;
+    // A batch is one write of one part (PartitionStore ships each write alone): its first document
+    // key names the part, and the thousands after it need not be decoded. Were a batch to span
+    // parts, the others would only lose their held snapshot (onChange removes it), never an answer.
     for (const op of ops) {
+      if (op.key[0] !== DOC_TAG) continue;
       const k = readKey(op.key);
       if (k === null || k.kind !== 'doc') continue;
-      // a batch is one write of one part (PartitionStore ships each write alone): read one key of it
-      const part = `${k.tenantId}\0${k.physicalIndexId}\0${k.part}`;
-      if (part === seen) continue;
-      seen = part;
       this.beforeWrite(store, { tenantId: k.tenantId, physicalIndexId: k.physicalIndexId, part: k.part, parts: 0, partition, epoch: this.table?.epoch ?? 0 }, true);
+      return;
     }
   }
 

@@ -70,3 +70,9 @@ export async function metricValue(api: ApiClient, name: string): Promise<number>
   if (m === null) throw new Error(`${name} is not at /metrics`);
   return Number(m[1]);
 }
+
+/** Whether each part of an index (or physical index) has its search engine in memory, from its stats. */
+export async function enginesLoaded(api: ApiClient, key: string, index: string): Promise<boolean[]> {
+  const r = await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${index}/stats`, { key });
+  return r.body.parts.map((p) => p.engine.loaded);
+}

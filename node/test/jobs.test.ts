@@ -4,7 +4,7 @@
 // while a background job runs, restart, and the job resumes with no document lost or duplicated.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, tenantKey, waitFor } from './api-client.js';
+import { ApiClient, enginesLoaded, tenantKey, waitFor } from './api-client.js';
 import { bestBuyJson, bestBuyJsonl, bigBasketCsv, homeDepotLatin1, readStream, uploadFile, waitForJob, type JobView, type StartView } from './job-client.js';
 import { promoteUnderLoad } from './promote-load.js';
 
@@ -39,7 +39,7 @@ describe('jobs on a single node', () => {
     const first = await api.call<Doc>('GET', '/v1/indexes/bigbasket/documents/1', { key });
     expect(first.body).toMatchObject({ title: 'Garlic Oil - Vegetarian Capsule 500 mg', manufacturer: 'Sri Sri Ayurveda', raw: { category: 'Beauty & Hygiene', sale_price: 220, rating: 4.1 } });
     // large enough for the job's warm-up: the engine is loaded without any query having asked
-    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/bigbasket/stats', { key })).body.parts.every((p) => p.engine.loaded);
+    const loaded = async () => (await enginesLoaded(api, key, 'bigbasket')).every(Boolean);
     await waitFor(loaded, 60_000, 'the engine loaded after the job');
   });
 
@@ -55,7 +55,7 @@ describe('jobs on a single node', () => {
     await waitFor(async () => lineOf(first.body.job_id) !== undefined && lineOf(second.body.job_id) !== undefined, 10_000, 'both warm-up decisions');
     const left = [first, second].filter((j) => lineOf(j.body.job_id)!.includes('left to a later job'));
     expect(left, `${lineOf(first.body.job_id)}\n${lineOf(second.body.job_id)}`).toHaveLength(1);
-    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/twice/stats', { key })).body.parts.every((p) => p.engine.loaded);
+    const loaded = async () => (await enginesLoaded(api, key, 'twice')).every(Boolean);
     await waitFor(loaded, 60_000, 'the engine loaded after the second job');
   });
 
@@ -317,7 +317,7 @@ describe('jobs on a single node', () => {
     expect(now.body.warm.replicas).toBe(1);
     expect(now.body.warm.waited_ms).toBeLessThan(1_000);
     // the load it started is there for the first query
-    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/shop/stats', { key: own })).body.parts.every((p) => p.engine.loaded);
+    const loaded = async () => (await enginesLoaded(api, own, 'shop')).every(Boolean);
     await waitFor(loaded, 30_000, 'the engine loaded after the promotion');
   });
 
@@ -327,7 +327,7 @@ describe('jobs on a single node', () => {
     expect((await api.call('POST', '/v1/indexes', { key: own, body: { index_id: 'cold', name: 'cold' } })).status).toBe(200);
     const documents = Array.from({ length: 300 }, (_, i) => ({ id: `c${i}`, title: `Hedge trimmer ${i}`, raw: {} }));
     expect((await api.call('POST', '/v1/indexes/cold/documents', { key: own, body: { documents } })).status).toBe(200);
-    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/cold/stats', { key: own })).body.parts.every((p) => p.engine.loaded);
+    const loaded = async () => (await enginesLoaded(api, own, 'cold')).every(Boolean);
     expect(await loaded()).toBe(false);
     expect((await api.call<{ code: string }>('POST', '/v1/indexes/cold/warm', { key: pub, body: {} })).status).toBe(403);
     expect((await api.call<{ code: string }>('POST', '/v1/indexes/nope/warm', { key: own, body: {} })).status).toBe(404);

@@ -3,7 +3,7 @@
 // response must succeed and come wholly from one physical index; on one router, once a reader
 // has seen the new data it must never see the old again.
 import { expect } from 'vitest';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, enginesLoaded, waitFor } from './api-client.js';
 import { waitForJob, type StartView } from './job-client.js';
 
 type Doc = { id: string; title: string; raw: { gen?: string } };
@@ -44,7 +44,7 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   expect(fill.status, JSON.stringify(fill.body)).toBe(200);
   expect((await waitForJob(api, key, fill.body.job_id)).status).toBe('succeeded');
   // too small for the job's own warm-up: its engines are not loaded before the promotion
-  const engines = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${staging}/stats`, { key })).body.parts.map((p) => p.engine.loaded);
+  const engines = () => enginesLoaded(api, key, staging);
   expect(await engines()).not.toContain(true);
   // the staging index is complete and not live yet
   expect((await api.call<Doc>('GET', `/v1/indexes/${index}/documents/p0001`, { key })).body.raw.gen).toBe('old');
@@ -120,7 +120,7 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   }
   // the index swapped away from, queried until the swap, lets its engines go a few seconds after it
   const previous = promoted.body.previous_physical_index_id;
-  const previousLoaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${previous}/stats`, { key })).body.parts.map((p) => p.engine.loaded);
+  const previousLoaded = () => enginesLoaded(api, key, previous);
   await waitFor(async () => !(await previousLoaded()).includes(true), 30_000, 'the previous physical index unloaded after the swap');
   return result;
 }

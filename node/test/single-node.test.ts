@@ -5,7 +5,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { registerApiSuite } from './api-suite.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, enginesLoaded, waitFor } from './api-client.js';
 
 let node: SingleNode;
 beforeAll(async () => {
@@ -78,7 +78,7 @@ describe('single node boot and restart', () => {
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'filled', name: 'filled' } })).status).toBe(200);
     const documents = Array.from({ length: 2_100 }, (_, i) => ({ id: `f${i}`, title: `Pruning shears ${i}`, raw: {} }));
     for (let i = 0; i < documents.length; i += 700) expect((await api.call('POST', '/v1/indexes/filled/documents', { key, body: { documents: documents.slice(i, i + 700) } })).status).toBe(200);
-    const loaded = async () => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', '/v1/indexes/filled/stats', { key })).body.parts.every((p) => p.engine.loaded);
+    const loaded = async () => (await enginesLoaded(api, key, 'filled')).every(Boolean);
     // SUGGEST_WARM_AFTER_WRITES_MS, 3 s by default
     await waitFor(loaded, 20_000, 'the engine loaded after the writes paused');
   });
@@ -94,7 +94,7 @@ describe('single node boot and restart', () => {
     }
     // only `hot` is queried: its engine is in memory at the stop
     expect((await api.call<{ suggestions: unknown[] }>('GET', '/v1/typeahead?index=hot&query=garden', { key })).body.suggestions.length).toBeGreaterThan(0);
-    const loaded = async (index: string) => (await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${index}/stats`, { key })).body.parts.every((p) => p.engine.loaded);
+    const loaded = async (index: string) => (await enginesLoaded(api, key, index)).every(Boolean);
     await node.restart();
     api = new ApiClient(node.baseUrl);
     await waitFor(() => loaded('hot'), 20_000, 'the engine read back after the restart');

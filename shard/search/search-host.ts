@@ -390,8 +390,8 @@ export class SearchHost implements QueryHandler {
       return;
     }
     if (bytes <= this.syncSnapshotMaxBytes) return;
-    if (!this.snapshotMatches(store, ref)) return;
     const stats = store.stats(ref);
+    if (!this.snapshotMatches(ref, stats)) return;
     const heldFile = `${file}.held`;
     try {
       rmSync(graphsDir(heldFile), { recursive: true, force: true });
@@ -435,10 +435,7 @@ export class SearchHost implements QueryHandler {
         } catch {
           // none: load it
         }
-        const loaded = this.loadedFor(w.store, w.ref);
-        if (!(loaded instanceof Promise)) continue;
-        this.warmLoadsStarted++;
-        loaded.catch((err: unknown) => this.opts.log?.warn('engine warm-up after writes failed', { err, index: w.ref.physicalIndexId, part: w.ref.part }));
+        this.startWarmLoad(w.store, w.ref);
       }
       if (this.written.size === 0 && this.writtenSweeper !== null) {
         clearInterval(this.writtenSweeper);
@@ -448,24 +445,31 @@ export class SearchHost implements QueryHandler {
     this.writtenSweeper.unref();
   }
 
-  /** The part has a snapshot on disk, of this format, that matches the store as it is now. */
-  private snapshotMatches(store: PartitionStore, ref: pb.IndexRef): boolean {
+  /** The part has a snapshot on disk, of this format, that matches its store's `stats` (as they are now). */
+  private snapshotMatches(ref: pb.IndexRef, stats: { documentCount: number; storedBytes: number }): boolean {
     let header: SnapshotHeader | null;
     try {
       header = readHeaderSync(this.snapshotPath(ref));
     } catch {
       return false; // no snapshot
     }
-    const stats = store.stats(ref);
     return header !== null && header.v === SNAPSHOT_VERSION && header.documents === stats.documentCount && header.stored_bytes === stats.storedBytes;
+  }
+
+  /** Takes a part's held snapshot out of the held ones (for a load, or to let it go). */
+  private takeHeld(key: string): Held | undefined {
+    const held = this.held.get(key);
+    if (held) {
+      this.held.delete(key);
+      this.heldDocuments -= held.behind;
+    }
+    return held;
   }
 
   /** Lets a held snapshot go (too far behind, its part dropped or moved away): its files, and its writes. */
   private dropHeld(key: string): void {
-    const held = this.held.get(key);
+    const held = this.takeHeld(key);
     if (!held) return;
-    this.held.delete(key);
-    this.heldDocuments -= held.behind;
     rmSync(held.file, { force: true });
     rmSync(graphsDir(held.file), { recursive: true, force: true });
   }
@@ -539,18 +543,28 @@ export class SearchHost implements QueryHandler {
    * read back when there is one), and queries arriving meanwhile wait for it as they would.
    */
   private warm(ctx: QueryContext): WarmState {
-    const entry = this.entries.get(keyOf(ctx.ref));
+    const key = keyOf(ctx.ref);
+    const entry = this.entries.get(key);
     if (entry?.engine) return { state: 'ready', documents: entry.engine.documentCount };
-    const documents = ctx.store.stats(ctx.ref).documentCount;
+    const stats = ctx.store.stats(ctx.ref);
+    const documents = stats.documentCount;
     if (entry?.loading) return { state: 'loading', documents };
     const req = ctx.payload as WarmRequest | undefined;
     if (typeof req?.min_documents === 'number' && documents < req.min_documents) return { state: 'skipped', documents };
-    if (req?.snapshot_only === true && !this.held.has(keyOf(ctx.ref)) && !this.snapshotMatches(ctx.store, ctx.ref)) return { state: 'skipped', documents };
-    const loaded = this.loadedFor(ctx.store, ctx.ref);
-    if (!(loaded instanceof Promise)) return { state: 'ready', documents: loaded.engine.documentCount };
+    if (req?.snapshot_only === true && !this.held.has(key) && !this.snapshotMatches(ctx.ref, stats)) return { state: 'skipped', documents };
+    return this.startWarmLoad(ctx.store, ctx.ref) ? { state: 'loading', documents } : { state: 'ready', documents };
+  }
+
+  /**
+   * Starts the load a query would start, for no query (a warm-up); false when the engine was
+   * loaded at once. A failure is logged: the next query or warm-up tries again.
+   */
+  private startWarmLoad(store: PartitionStore, ref: pb.IndexRef): boolean {
+    const loaded = this.loadedFor(store, ref);
+    if (!(loaded instanceof Promise)) return false;
     this.warmLoadsStarted++;
-    loaded.catch((err: unknown) => this.opts.log?.warn('engine warm-up failed', { err, index: ctx.ref.physicalIndexId, part: ctx.ref.part }));
-    return { state: 'loading', documents };
+    loaded.catch((err: unknown) => this.opts.log?.warn('engine warm-up failed', { err, index: ref.physicalIndexId, part: ref.part }));
+    return true;
   }
 
   /**
@@ -806,11 +820,7 @@ export class SearchHost implements QueryHandler {
     this.stores.set(ref.partition, store);
     // a held snapshot's writes reach the engine read from it first (a build from the store, if
     // the snapshot fails, has them already: upserts by id and deletes apply again harmlessly)
-    const held = this.held.get(key);
-    if (held) {
-      this.held.delete(key);
-      this.heldDocuments -= held.behind;
-    }
+    const held = this.takeHeld(key);
     entry = { engine: null, behavior: null, loading: null, backlog: held?.changes ?? [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0, changes: 0 };
     this.entries.set(key, entry);
     const e = entry;
