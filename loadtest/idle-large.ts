@@ -5,10 +5,12 @@
 // at a time, all along. The probe's latency while the large engine is loaded and idle is the
 // baseline of the same run for its latency while the engine is unloaded and read back.
 //
-//   node dist/loadtest/idle-large.js [--catalog bestbuy,homedepot,bigbasket,pad:100000] [--idle-s 20] [--write] [--out FILE]
+//   node dist/loadtest/idle-large.js [--catalog bestbuy,homedepot,bigbasket,pad:100000] [--idle-s 20] [--write] [--restart] [--out FILE]
 //
 // `--write`: once unloaded, one document is upserted to the large index before its next query
-// (timed too): what a write does to an idle part's snapshot.
+// (timed too): what a write does to an idle part's snapshot. `--restart`: then the node is stopped
+// in order and started again before that query (a rolling restart after the write); the probe
+// stops with it.
 import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     catalog: { type: 'string', default: 'bestbuy,homedepot,bigbasket,pad:100000' },
     'idle-s': { type: 'string', default: '20' },
     write: { type: 'boolean', default: false },
+    restart: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -32,7 +35,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds) } });
-  const base = node.baseUrl;
+  let base = node.baseUrl; // a restart may bind another port
   const metrics = async () => {
     const read = await readMetrics(base);
     // an absent series is written as null (NaN in JSON)
@@ -104,6 +107,15 @@ async function main(): Promise<void> {
       if (res.status !== 200) throw new Error(`write: HTTP ${res.status}`);
       stages.write_ms = Math.round((performance.now() - readFrom) * 10) / 10;
       log(`one write to the unloaded index: ${stages.write_ms as number} ms`);
+    }
+    if (values.restart) {
+      await running.stop();
+      const stoppedAt = performance.now();
+      await node.restart();
+      base = node.baseUrl;
+      while ((await fetch(`${base}/readyz`).catch(() => null))?.status !== 200) await sleep(10);
+      stages.restart_ms = Math.round(performance.now() - stoppedAt);
+      log(`stopped and started again: ${stages.restart_ms as number} ms to /readyz`);
     }
     const first = await ask('big', big.privateKey, { route: 'autocomplete', query: 'cordless drill', mode: 'hybrid' });
     const readUntil = performance.now();

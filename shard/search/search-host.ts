@@ -116,6 +116,8 @@ const LOAD_IN_PLACE_MAX = 64;
 const WARM_AFTER_WRITES_MIN_DOCUMENTS = 2_000;
 /** Beside the snapshots: the parts whose engines were in memory at the last stop (see SearchHost.lastRunParts). */
 const LAST_RUN_FILE = 'loaded-at-stop.json';
+/** Stored documents read at once when a held snapshot's writes from before a stop are read back. */
+const READ_BACK_BATCH = 256;
 /** Minimum support of mined phrases: the engines' default, which pooled builds must use too. */
 const MIN_SUPPORT = 2;
 
@@ -144,8 +146,27 @@ interface Held {
   documents: number;
   storedBytes: number;
   changes: ChangeEvent[];
-  /** documents in `changes` */
+  /**
+   * documents written before the last stop (see HELD_IDS_SUFFIX): the load reads their stored
+   * state, which is also the state of any of them written again since
+   */
+  before: readonly string[];
+  /** documents in `changes` and `before` */
   behind: number;
+}
+
+/**
+ * Written at a stop beside each held snapshot: the ids of the documents written since it matched
+ * the store, and its header. The next start holds the snapshot again with them (it removes a held
+ * snapshot without one: the process stopped without writing it, so writes may be missing).
+ */
+const HELD_IDS_SUFFIX = '.ids';
+
+interface HeldIds {
+  v: number;
+  documents: number;
+  stored_bytes: number;
+  ids: string[];
 }
 
 interface Loaded {
@@ -163,7 +184,7 @@ interface SnapshotHeader {
   stored_bytes: number;
 }
 
-const keyOf = (ref: pb.IndexRef) => `${ref.partition}\0${ref.tenantId}\0${ref.physicalIndexId}\0${ref.part}`;
+const keyOf = (ref: Pick<pb.IndexRef, 'partition' | 'tenantId' | 'physicalIndexId' | 'part'>) => `${ref.partition}\0${ref.tenantId}\0${ref.physicalIndexId}\0${ref.part}`;
 
 export class SearchHost implements QueryHandler {
   private readonly entries = new Map<string, Entry>();
@@ -205,7 +226,7 @@ export class SearchHost implements QueryHandler {
     this.refresher = new EngineRefresher({ ...opts.refresh, pool: this.pool, log: opts.log });
     this.embeddings = opts.embeddings === undefined ? embeddingProviderFromEnv() : opts.embeddings;
     this.syncSnapshotMaxBytes = opts.syncSnapshotMaxBytes ?? SYNC_SNAPSHOT_MAX_BYTES;
-    removePartialUnloads(path.join(opts.dataDir, 'engine'));
+    this.resumeHeld(removePartialUnloads(path.join(opts.dataDir, 'engine')));
     const idleMs = opts.engineIdleMs ?? DEFAULT_ENGINE_IDLE_MS;
     if (idleMs > 0) {
       // a part is unloaded between idleMs and idleMs + one sweep after its last query
@@ -405,7 +426,61 @@ export class SearchHost implements QueryHandler {
       this.opts.log?.warn('engine snapshot could not be held through a write; it goes', { err, index: ref.physicalIndexId });
       return;
     }
-    this.held.set(key, { file: heldFile, documents: stats.documentCount, storedBytes: stats.storedBytes, changes: [], behind: 0 });
+    this.held.set(key, { file: heldFile, documents: stats.documentCount, storedBytes: stats.storedBytes, changes: [], before: [], behind: 0 });
+  }
+
+  /**
+   * The snapshots held at the last stop, each with the ids written since it matched the store
+   * (see HELD_IDS_SUFFIX), held again: the first query reads the engine back and those documents
+   * from the store, where a rolling restart would otherwise leave every large index written while
+   * idle to a build from its stored documents. The ids are kept in memory from here on (a stop
+   * writes them again); a held snapshot whose ids cannot be read goes.
+   */
+  private resumeHeld(files: string[]): void {
+    for (const file of files) {
+      const idsFile = `${file}${HELD_IDS_SUFFIX}`;
+      let saved: HeldIds | null = null;
+      try {
+        const parsed = JSON.parse(readFileSync(idsFile, 'utf8')) as HeldIds;
+        const header = readHeaderSync(file);
+        const valid =
+          parsed?.v === SNAPSHOT_VERSION &&
+          Array.isArray(parsed.ids) &&
+          parsed.ids.every((id) => typeof id === 'string') &&
+          header?.v === SNAPSHOT_VERSION &&
+          header.documents === parsed.documents &&
+          header.stored_bytes === parsed.stored_bytes;
+        if (valid && this.heldDocuments + parsed.ids.length <= HELD_TOTAL_MAX_DOCUMENTS) saved = parsed;
+      } catch {
+        // none (the process did not stop in order), or unreadable: the snapshot goes
+      }
+      rmSync(idsFile, { force: true });
+      const ref = heldRef(file);
+      if (saved === null || ref === null) {
+        rmSync(file, { force: true });
+        rmSync(graphsDir(file), { recursive: true, force: true });
+        continue;
+      }
+      this.held.set(keyOf(ref), { file, documents: saved.documents, storedBytes: saved.stored_bytes, changes: [], before: saved.ids, behind: saved.ids.length });
+      this.heldDocuments += saved.ids.length;
+    }
+    if (this.held.size > 0) this.opts.log?.info('engine snapshots held through writes before the stop, kept', { parts: this.held.size, documents: this.heldDocuments });
+  }
+
+  /** At a stop: the ids written since each held snapshot matched the store, beside it (see resumeHeld). */
+  private saveHeldIds(): void {
+    for (const held of this.held.values()) {
+      const ids = new Set(held.before);
+      for (const ev of held.changes) for (const id of ev.ids) ids.add(id);
+      const file = `${held.file}${HELD_IDS_SUFFIX}`;
+      try {
+        const out: HeldIds = { v: SNAPSHOT_VERSION, documents: held.documents, stored_bytes: held.storedBytes, ids: [...ids] };
+        writeFileSync(`${file}.tmp`, JSON.stringify(out));
+        renameSync(`${file}.tmp`, file);
+      } catch (err) {
+        this.opts.log?.warn('the writes behind a held engine snapshot could not be listed; the next start lets it go', { err, file: held.file });
+      }
+    }
   }
 
   /**
@@ -471,6 +546,7 @@ export class SearchHost implements QueryHandler {
     const held = this.takeHeld(key);
     if (!held) return;
     rmSync(held.file, { force: true });
+    rmSync(`${held.file}${HELD_IDS_SUFFIX}`, { force: true });
     rmSync(graphsDir(held.file), { recursive: true, force: true });
   }
 
@@ -490,6 +566,11 @@ export class SearchHost implements QueryHandler {
     if (held !== undefined) {
       // engagement events are in the store's log, which a load replays whole
       if (event.type !== 'upsert' && event.type !== 'delete') return;
+      if (this.closing) {
+        // after the stop listed its writes: the list would miss this one
+        this.dropHeld(key);
+        return;
+      }
       const n = event.documents?.length ?? event.ids.length;
       held.changes.push(event);
       held.behind += n;
@@ -743,6 +824,7 @@ export class SearchHost implements QueryHandler {
     this.largeIdle.clear();
     await this.unloadingLarge;
     await this.refresher.close();
+    this.saveHeldIds();
     const saved: pb.IndexRef[] = [];
     for (const entry of this.entries.values()) if (entry.engine && this.saveSnapshot(entry, entry.engine, 'engine snapshot failed')) saved.push(entry.ref);
     for (const entry of this.entries.values()) entry.engine?.close();
@@ -889,6 +971,7 @@ export class SearchHost implements QueryHandler {
     // a held snapshot matched the store as it was before the writes kept beside it
     const fromSnapshot = held ? await this.readSnapshot(ref, held.documents, held.storedBytes, held.file) : await this.readSnapshot(ref, stats.documentCount, stats.storedBytes);
     if (fromSnapshot) {
+      if (held !== undefined && held.before.length > 0) await this.readBack(store, ref, fromSnapshot, held.before);
       this.refresher.touch(fromSnapshot); // merges the policy wants
       return fromSnapshot;
     }
@@ -922,6 +1005,23 @@ export class SearchHost implements QueryHandler {
     }
     this.opts.log?.info('engine built from stored documents', { index: ref.physicalIndexId, part: ref.part, documents: engine.documentCount, ms: Date.now() - started });
     return engine;
+  }
+
+  /** Brings the documents `ids` to their stored state in an engine read from a held snapshot: upserted, or removed when gone. */
+  private async readBack(store: PartitionStore, ref: pb.IndexRef, engine: SuggestEngine, ids: readonly string[]): Promise<void> {
+    const started = Date.now();
+    const gone: string[] = [];
+    for (let i = 0; i < ids.length; i += READ_BACK_BATCH) {
+      const found = await Promise.all(ids.slice(i, i + READ_BACK_BATCH).map((id) => store.get(ref, id)));
+      const docs: SuggestDocument[] = [];
+      found.forEach((r, j) => {
+        if (r.found && r.document) docs.push(decodeDocument(r.document.body));
+        else gone.push(ids[i + j]!);
+      });
+      if (docs.length > 0) engine.upsert(docs);
+    }
+    if (gone.length > 0) engine.remove(gone);
+    this.opts.log?.info('documents written before the stop read into a held engine snapshot', { index: ref.physicalIndexId, part: ref.part, documents: ids.length, removed: gone.length, ms: Date.now() - started });
   }
 
   private snapshotPath(ref: pb.IndexRef): string {
@@ -1025,16 +1125,17 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
 }
 
 /**
- * The files of unloads a stopped process left half written (see `unloadLarge`), and the snapshots
- * it held through writes (see `beforeWrite`): never read, removed at start.
+ * Removes the files of unloads a stopped process left half written (see `unloadLarge`), and
+ * returns the snapshots it held through writes (see `beforeWrite`), for `resumeHeld`.
  */
-function removePartialUnloads(engineDir: string): void {
+function removePartialUnloads(engineDir: string): string[] {
   let partitions: string[];
   try {
     partitions = readdirSync(engineDir).filter((d) => /^p\d+$/.test(d));
   } catch {
-    return; // no engine directory yet
+    return []; // no engine directory yet
   }
+  const held: string[] = [];
   for (const p of partitions) {
     let names: string[];
     try {
@@ -1042,9 +1143,24 @@ function removePartialUnloads(engineDir: string): void {
     } catch {
       continue;
     }
-    // a held snapshot is older than its store (its writes were kept in memory only)
-    for (const name of names) if (name.endsWith('.unloading') || name.endsWith('.held') || name.endsWith('.held.graphs')) rmSync(path.join(engineDir, p, name), { recursive: true, force: true });
+    for (const name of names) {
+      const file = path.join(engineDir, p, name);
+      if (name.endsWith('.unloading') || name.endsWith('.tmp')) rmSync(file, { recursive: true, force: true });
+      else if (name.endsWith('.held')) held.push(file);
+      else if ((name.endsWith('.held.graphs') || name.endsWith(`.held${HELD_IDS_SUFFIX}`)) && !names.includes(name.slice(0, name.lastIndexOf('.')))) rmSync(file, { recursive: true, force: true });
+    }
   }
+  return held;
+}
+
+/** The part a held snapshot's file belongs to (see snapshotPath), or null for a name it does not make. */
+function heldRef(file: string): Pick<pb.IndexRef, 'partition' | 'tenantId' | 'physicalIndexId' | 'part'> | null {
+  const partition = /^p(\d+)$/.exec(path.basename(path.dirname(file)));
+  const name = path.basename(file);
+  if (!partition || !name.endsWith('.snap.held')) return null;
+  const fields = Buffer.from(name.slice(0, -'.snap.held'.length), 'base64url').toString('utf8').split('\0');
+  if (fields.length !== 3 || !/^\d+$/.test(fields[2]!)) return null;
+  return { partition: Number(partition[1]), tenantId: fields[0]!, physicalIndexId: fields[1]!, part: Number(fields[2]) };
 }
 
 function segmentBytes(engine: SuggestEngine): number {

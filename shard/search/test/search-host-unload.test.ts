@@ -4,7 +4,7 @@
 // partial file stays behind; a later unload then succeeds and the snapshot read back (also off
 // the event loop) answers as the engine did. A real shard node on RocksDB in a temporary
 // directory, a real segment pool; `syncSnapshotMaxBytes: 0` sends every engine the large way.
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type * as pb from '../../../proto/gen/shard.js';
@@ -68,8 +68,9 @@ async function until(done: () => boolean, what: string, ms = 10_000): Promise<vo
   }
 }
 /** The node stopped and started again on the same data and pool, its host with `options` (no idle unloads). */
-async function restartWith(options: { syncSnapshotMaxBytes: number; engineIdleMs?: number; heldMaxDocuments?: number }): Promise<void> {
+async function restartWith(options: { syncSnapshotMaxBytes: number; engineIdleMs?: number; heldMaxDocuments?: number }, whileStopped?: () => void): Promise<void> {
   await shard.close();
+  whileStopped?.();
   shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
   shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
   host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 5000 }, ...options });
@@ -176,17 +177,65 @@ describe('unloading a large engine', () => {
     expect(host.engineBuilds.pool).toBe(2);
   }, 30_000);
 
-  it('never reads a held snapshot after a restart: the store has moved past it', async () => {
-    await answers();
+  it('holds a snapshot again after an orderly restart, and reads it back with the writes from before and after the stop', async () => {
+    await upsert([{ id: 'gone', title: 'Wombat Kettle', desc: '', manufacturer: 'Wombat', raw: {} }]);
+    expect((await query('typeahead', 'wombat')).map((s) => s.id)).toContain('gone');
     await until(() => host.engineUnloads === 1, 'the unload');
     // the same size as a stored document (a title of the same length): only the held state tells
     const d0 = catalog(1)[0]!;
     await upsert([{ ...d0, title: 'Quokka'.padEnd(d0.title.length, 'x') }]);
+    await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    expect((await shard.deleteDocument({ ref, docId: 'gone' })).deleted).toBe(true);
+    expect(host.heldSnapshots).toEqual({ parts: 1, documents: 3 });
+    await restartWith({ syncSnapshotMaxBytes: 0 }, () => {
+      // the stop listed the writes beside the held snapshot
+      expect(engineFiles().filter((f) => f.includes('.held'))).toEqual(expect.arrayContaining([expect.stringMatching(/\.snap\.held$/), expect.stringMatching(/\.snap\.held\.ids$/)]));
+    });
+    // held again, the list in memory only from here on (a stop that does not write it again loses it)
+    expect(host.heldSnapshots).toEqual({ parts: 1, documents: 3 });
+    expect(engineFiles().filter((f) => f.endsWith('.ids'))).toEqual([]);
+    // a write after the start, to a document written before the stop too
+    await upsert([{ id: 'late', title: 'Quokka Burr Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    expect(host.heldSnapshots).toEqual({ parts: 1, documents: 4 });
+    const quokka = (await query('typeahead', 'quokka')).map((s) => s.id);
+    expect(quokka).toEqual(expect.arrayContaining(['d0', 'late']));
+    expect((await query('autocomplete', 'quokka burr')).map((s) => s.id)).toContain('late');
+    expect((await query('autocomplete', 'quokka espresso')).find((s) => s.id === 'late')?.title).toBe('Quokka Burr Grinder');
+    expect((await query('typeahead', 'wombat')).map((s) => s.id)).not.toContain('gone');
+    expect((await query('autocomplete', 'wombat kettle')).map((s) => s.id)).not.toContain('gone');
+    // read back, not tokenized again from the stored documents
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 0 });
+    expect(host.heldSnapshots).toEqual({ parts: 0, documents: 0 });
+    expect(engineFiles().filter((f) => f.includes('.held'))).toEqual([]);
+  }, 30_000);
+
+  it('never reads a held snapshot whose writes the stop did not list: the store may have moved past it', async () => {
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    const d0 = catalog(1)[0]!;
+    await upsert([{ ...d0, title: 'Quokka'.padEnd(d0.title.length, 'x') }]);
     expect(engineFiles().filter((f) => f.endsWith('.snap.held'))).toHaveLength(1);
-    await restartWith({ syncSnapshotMaxBytes: 0 });
+    // as a process that ends without its orderly stop leaves it: the held snapshot, no list
+    await restartWith({ syncSnapshotMaxBytes: 0 }, () => {
+      for (const f of engineFiles()) if (f.endsWith('.ids')) rmSync(path.join(dir.dir, 'engine', `p${ref.partition}`, f));
+    });
     expect(engineFiles().filter((f) => f.includes('.held') || f.endsWith('.snap'))).toEqual([]);
+    expect(host.heldSnapshots).toEqual({ parts: 0, documents: 0 });
     expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('d0');
     expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+
+  it('lets a held snapshot go when a write reaches it after the stop listed its writes', async () => {
+    await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    await shard.close();
+    expect(engineFiles().filter((f) => f.includes('.held'))).toHaveLength(2);
+    const later = { id: 'later', title: 'Quokka Milk Frother', desc: '', manufacturer: 'Quokka', raw: {} };
+    host.onChange({ type: 'upsert', ref, ids: ['later'], documents: [{ id: 'later', body: encodeDocument(later) }] });
+    expect(engineFiles().filter((f) => f.includes('.held'))).toEqual([]);
+    await restartWith({ syncSnapshotMaxBytes: 0 });
+    expect(host.heldSnapshots).toEqual({ parts: 0, documents: 0 });
   }, 30_000);
 
   it('reads a held snapshot back for a warm query, and lets held snapshots go with their index or partition', async () => {
