@@ -162,10 +162,8 @@ interface Held {
  */
 const HELD_IDS_SUFFIX = '.ids';
 
-interface HeldIds {
-  v: number;
-  documents: number;
-  stored_bytes: number;
+/** The held snapshot's header, and the ids. */
+interface HeldIds extends SnapshotHeader {
   ids: string[];
 }
 
@@ -443,13 +441,7 @@ export class SearchHost implements QueryHandler {
       try {
         const parsed = JSON.parse(readFileSync(idsFile, 'utf8')) as HeldIds;
         const header = readHeaderSync(file);
-        const valid =
-          parsed?.v === SNAPSHOT_VERSION &&
-          Array.isArray(parsed.ids) &&
-          parsed.ids.every((id) => typeof id === 'string') &&
-          header?.v === SNAPSHOT_VERSION &&
-          header.documents === parsed.documents &&
-          header.stored_bytes === parsed.stored_bytes;
+        const valid = parsed?.v === SNAPSHOT_VERSION && Array.isArray(parsed.ids) && parsed.ids.every((id) => typeof id === 'string') && headerMatches(header, parsed.documents, parsed.stored_bytes);
         if (valid && this.heldDocuments + parsed.ids.length <= HELD_TOTAL_MAX_DOCUMENTS) saved = parsed;
       } catch {
         // none (the process did not stop in order), or unreadable: the snapshot goes
@@ -528,7 +520,7 @@ export class SearchHost implements QueryHandler {
     } catch {
       return false; // no snapshot
     }
-    return header !== null && header.v === SNAPSHOT_VERSION && header.documents === stats.documentCount && header.stored_bytes === stats.storedBytes;
+    return headerMatches(header, stats.documentCount, stats.storedBytes);
   }
 
   /** Takes a part's held snapshot out of the held ones (for a load, or to let it go). */
@@ -1048,7 +1040,7 @@ export class SearchHost implements QueryHandler {
       const read = (position: number, length: number) => (Buffer.isBuffer(source) ? source.subarray(position, position + length) : readAt(source, position, length));
       const headerLength = (await read(0, 4)).readUInt32LE(0);
       const header = JSON.parse((await read(4, headerLength)).toString('utf8')) as SnapshotHeader;
-      if (header.v !== SNAPSHOT_VERSION || header.documents !== documents || header.stored_bytes !== storedBytes) return null;
+      if (!headerMatches(header, documents, storedBytes)) return null;
       // ANN graphs saved with the snapshot (read only onto the same vectors; the rest rebuild)
       let engine: SuggestEngine;
       let graphs: number;
@@ -1100,6 +1092,11 @@ function snapshotHead(header: SnapshotHeader): Buffer {
 }
 
 /** The header of a snapshot file, read synchronously; null when it cannot be read as one. */
+/** A snapshot header of this format, stamped with these document count and stored bytes. */
+function headerMatches(header: SnapshotHeader | null, documents: number, storedBytes: number): boolean {
+  return header !== null && header.v === SNAPSHOT_VERSION && header.documents === documents && header.stored_bytes === storedBytes;
+}
+
 function readHeaderSync(file: string): SnapshotHeader | null {
   const fd = openSync(file, 'r');
   try {
