@@ -58,8 +58,10 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
       const client = apis[r]!;
       let gens: string[];
       try {
-        if (i % 4 === 3) {
-          // typeahead across the swap: every suggestion of one answer comes from one generation
+        if (i % 4 === 0) {
+          // typeahead across the swap (each worker's first request is one, so a slow machine that
+          // lets a worker send only a few still sends it before the swap): every suggestion of one
+          // answer comes from one generation
           const prefix = String(1 + ((i * 31 + w) % 9));
           const res = await client.call<{ suggestions: { title: string }[] }>('GET', `/v1/typeahead?index=${index}&query=${prefix}&limit=10`, { key });
           if (res.status !== 200) throw new Error(`typeahead ${res.status} ${JSON.stringify(res.body)}`);
