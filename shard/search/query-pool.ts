@@ -20,7 +20,8 @@ import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { workerFile } from './worker-file.js';
+import { THREAD_LOAD_WAIT_MS, workerFile } from './worker-file.js';
+import { withTimeout } from '../../node/runtime/timeout.js';
 import { suggestError } from '../../node/runtime/errors.js';
 import { FNV_PRIME, fnv1aUnits } from '../../node/runtime/hash.js';
 import type { Logger } from '../../node/runtime/log.js';
@@ -118,6 +119,8 @@ export class QueryPool {
   private rebalanced = 0;
   private readonly threadStats: SharedArrayBuffer;
   private readonly sweeper: NodeJS.Timeout;
+  /** every thread's first answer: its modules are loaded (see close) */
+  private readonly loaded: Promise<void>;
 
   constructor(private readonly opts: QueryPoolOptions) {
     const threads = Math.max(1, opts.threads ?? 2);
@@ -143,6 +146,13 @@ export class QueryPool {
     );
     this.sweeper = setInterval(() => this.sweep(), opts.sweepMs ?? 5_000);
     this.sweeper.unref();
+    // a query of a part no thread holds (keys name a tenant's index part; '' names none) is
+    // answered `missing` at once, as soon as the thread has loaded the engine's modules
+    const nothing: QueryTask = { kind: 'typeahead', key: '', version: -1, stamp: -1, request: {} as TypeaheadRequest };
+    this.loaded = Promise.all(this.lanes.map((lane) => lane.run(nothing))).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   get threads(): number {
@@ -309,6 +319,11 @@ export class QueryPool {
     const waiting = this.waiting;
     this.waiting = [];
     for (const w of waiting) w.reject(new Error('the query pool is closed'));
+    // A thread terminated while Node still loads its modules can fail a Node assertion and abort
+    // the whole process (SIGABRT instead of its exit status: a node refused its port stops a
+    // second after its start, its threads still loading on a busy machine). The loads are waited
+    // for, up to the process's own shutdown limit.
+    await withTimeout(this.loaded, THREAD_LOAD_WAIT_MS).catch(() => undefined);
     await Promise.all(this.lanes.map((lane) => lane.destroy()));
     this.parts.clear();
     removeFile(this.opts.graphDir);

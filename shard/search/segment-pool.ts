@@ -11,7 +11,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
-import { workerFile } from './worker-file.js';
+import { THREAD_LOAD_WAIT_MS, workerFile } from './worker-file.js';
 import type { Logger } from '../../node/runtime/log.js';
 import { withTimeout } from '../../node/runtime/timeout.js';
 import type { SuggestDocument } from '../../node/runtime/document.js';
@@ -131,9 +131,8 @@ export class SegmentPool implements GraphBuilder {
     if (this.closed) return;
     this.closed = true;
     // A process that fails to start closes its pool at once: a thread terminated while it still
-    // loads the native vector libraries could abort the process (SIGABRT) instead of letting it
-    // exit with its status. Its first load takes a fraction of a second; at most two are waited for.
-    await withTimeout(this.warming, 2000).catch(() => undefined);
+    // loads its modules could abort the process (see THREAD_LOAD_WAIT_MS).
+    await withTimeout(this.warming, THREAD_LOAD_WAIT_MS).catch(() => undefined);
     await Promise.all([this.pool.destroy(), this.mergePool.destroy(), this.graphPool.destroy()]);
     const dir = await this.graphDir.catch(() => null);
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
