@@ -2,6 +2,7 @@
 // configurable prefix (default `/suggest/`). Transactions are etcd transactions, leases are etcd
 // leases kept alive by the client, watches are etcd watches (the client resubscribes after a
 // reconnect and replays from the last revision it saw), elections are etcd3's Election recipe.
+import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { CompareResult, CompareTarget, Etcd3, isRecoverableError, type ICompare, type IKeyValue, type IOptions, type IRequestOp, type Namespace, type Watcher } from 'etcd3';
 import { SuggestError, suggestError } from '../node/runtime/errors.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
@@ -34,7 +35,22 @@ export interface EtcdBackendOptions {
   log?: Logger;
 }
 
-type WatchBackoff = NonNullable<NonNullable<IOptions['faultHandling']>['watchBackoff']>;
+type FaultHandling = NonNullable<IOptions['faultHandling']>;
+type WatchBackoff = NonNullable<FaultHandling['watchBackoff']>;
+
+/**
+ * What the client does after failed calls to one etcd endpoint. Its default circuit breaker
+ * refuses every call to an endpoint for 5 s after 3 failures in a row, and one failure resets
+ * every stream of the endpoint (watches, lease keepalives), whose failures count too: a single
+ * refused call could stall a node's placement watch and keepalives for 5 s after etcd was fine
+ * again (a shard node then refuses reads with an old placement, and may lose its lease). With
+ * one endpoint there is nowhere else to send a call, so nothing is refused; with several, an
+ * endpoint is skipped for 1 s after 5 failures in a row.
+ */
+function hostPolicy(endpoints: string[]): FaultHandling['host'] {
+  if (endpoints.length === 1) return () => noop;
+  return () => circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: 1_000, breaker: new ConsecutiveBreaker(5) });
+}
 
 /** Reconnect a broken watch stream quickly (the client's default waits up to 30 s). */
 function watchBackoff(ms: number): WatchBackoff {
@@ -115,7 +131,7 @@ export class EtcdBackend implements CoordinationBackend {
     if (!prefix.endsWith('/')) prefix += '/';
     this.client = new Etcd3({
       hosts: opts.endpoints,
-      faultHandling: { watchBackoff: watchBackoff(100) },
+      faultHandling: { host: hostPolicy(opts.endpoints), watchBackoff: watchBackoff(100) },
       // notice a dead connection (etcd restarted, network cut) without waiting for a call to fail
       grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 },
     });

@@ -41,6 +41,13 @@ export interface ShardNodeOptions {
   jobs?: ShardJobOptions;
   /** replication to followers and partition moves (clusters); without it the node keeps its data to itself */
   handoff?: Omit<PartitionHandoffOptions, 'log'>;
+  /**
+   * Reads the current placement table from the coordinator. Asked when a request carries a newer
+   * epoch than this node's table (its watch lags: etcd slow to deliver, or the watch
+   * reconnecting), so the node catches up in the time the caller's retry waits instead of
+   * refusing the partition until the watch delivers.
+   */
+  readPlacement?: () => Promise<PlacementTable | undefined>;
 }
 
 /** What the job runner needs beyond the node: job records and leases, and the other shard nodes. */
@@ -77,6 +84,10 @@ export class ShardNode implements ShardApi, HandoffHost {
   private readonly log: Logger;
   private readonly mailbox: IndexMailbox;
   private table: PlacementTable | undefined;
+  private readonly readPlacement: (() => Promise<PlacementTable | undefined>) | undefined;
+  /** a read of the table for a request with a newer epoch is under way (see catchUp) */
+  private catchingUp = false;
+  private lastCatchUpMs = 0;
   private queryHandler: QueryHandler;
   private readonly listeners = new Set<ChangeListener>();
   /** opening or open partitions */
@@ -109,6 +120,7 @@ export class ShardNode implements ShardApi, HandoffHost {
     const handoff = this.handoff;
     this.storeOptions = handoff ? { ...options.store, replicate: (p, ops) => handoff.shipToReplicas(p, ops) } : (options.store ?? {});
     this.queryHandler = options.queryHandler ?? notImplementedQueryHandler;
+    this.readPlacement = options.readPlacement;
     this.mailbox = new IndexMailbox({ maxDepth: options.maxQueuedWrites });
     this.log = (options.logger ?? rootLog).child({ role: 'shard', node: options.nodeId });
     this.blobs = new BlobStore(options.dataDir, options.nodeId, this.log);
@@ -572,7 +584,31 @@ export class ShardNode implements ShardApi, HandoffHost {
     const ok = write
       ? replicas?.[0] === this.nodeId && ref.epoch <= table.epoch
       : replicas?.includes(this.nodeId) === true && (replicas[0] === this.nodeId || ref.epoch <= table.epoch);
-    if (!ok) fail('wrong_owner', { partition: ref.partition, epoch: table.epoch });
+    if (ok) return;
+    if (ref.epoch > table.epoch) this.catchUp();
+    fail('wrong_owner', { partition: ref.partition, epoch: table.epoch });
+  }
+
+  /**
+   * Reads the placement table again, for a request routed with a newer epoch than this node's:
+   * one read at a time, at most one every 200 ms however many requests are refused meanwhile.
+   */
+  private catchUp(): void {
+    const read = this.readPlacement;
+    const now = Date.now();
+    if (read === undefined || this.catchingUp || now - this.lastCatchUpMs < 200) return;
+    this.catchingUp = true;
+    this.lastCatchUpMs = now;
+    void (async () => {
+      try {
+        const t = await read();
+        if (t !== undefined && t.epoch > (this.table?.epoch ?? 0) && this.setPlacement(t)) this.log.info('placement read for a request with a newer epoch', { epoch: t.epoch });
+      } catch (err) {
+        this.log.debug('reading the placement for a request with a newer epoch failed', { err });
+      } finally {
+        this.catchingUp = false;
+      }
+    })();
   }
 
   private heldPartitions(): number[] {

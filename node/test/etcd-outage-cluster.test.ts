@@ -54,7 +54,7 @@ describe('etcd down', () => {
     expect(ta.status).toBe(200);
     expect(ta.body.suggestions.length).toBeGreaterThan(0);
 
-    // what needs etcd: a retryable 503 (several calls, so the client's circuit breaker opens too)
+    // what needs etcd: a retryable 503, call after call
     const controlPlane: [string, string, unknown][] = [
       ['GET', '/v1/indexes', undefined],
       ['POST', '/v1/indexes', { index_id: 'later', name: 'Later' }],
@@ -80,7 +80,7 @@ describe('etcd down', () => {
     expect(await metricValue(api, 'suggest_coordination_unreachable_calls_total')).toBeGreaterThanOrEqual(controlPlane.length);
 
     await cluster.etcd.restart();
-    // the client reconnects and its circuit breaker closes: the same calls work again
+    // the client reconnects: the same calls work again
     await waitFor(async () => (await api.call('GET', '/v1/indexes', { key })).status === 200, 30_000, 'index list after etcd restart');
     await waitFor(async () => (await api.call('POST', '/v1/indexes', { key, body: { index_id: 'later', name: 'Later' } })).status === 200, 30_000, 'index creation after etcd restart');
     const started = await api.call<{ job_id: string }>('POST', '/v1/indexes/tools/ingest/start', { key, body: { documents: [{ id: 'x2', title: 'Claw hammer', desc: '', manufacturer: 'Estwing', raw: {} }] } });

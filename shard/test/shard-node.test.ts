@@ -102,6 +102,48 @@ describe('ShardNode', () => {
     expect((await node.upsert(upsertReq({ ...ref, epoch: 3 }, [doc('1')]))).created).toBe(1);
   });
 
+  it('reads the placement again for a request routed with a newer epoch, and serves the retry', async () => {
+    const ref = refOf('acme', 'products');
+    // the coordinator's table is at epoch 2, where this node became the partition's primary; the
+    // node's own (its watch lagging) is at epoch 1, where it was not in the partition at all
+    let reads = 0;
+    let answer: () => void = () => undefined;
+    const own = await tempDir();
+    const lagging = new ShardNode({
+      nodeId: ME,
+      dataDir: own.dir,
+      partitions: P,
+      logger: quietLogger,
+      readPlacement: () => {
+        reads++;
+        return new Promise((resolve) => (answer = () => resolve(table(2, [ref.partition]))));
+      },
+    });
+    try {
+      lagging.setPlacement(table(1, []));
+      const newer = { ...ref, epoch: 2 };
+      // refused, and refused again at once: one read of the table for both
+      expect((await rejection(lagging.getDocument({ ref: newer, docId: '1' }))).code).toBe('wrong_owner');
+      expect((await rejection(lagging.upsert(upsertReq(newer, [doc('1')])))).code).toBe('wrong_owner');
+      expect(reads).toBe(1);
+      answer();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(lagging.placement?.epoch).toBe(2);
+      // the caller's retry is served
+      expect((await lagging.upsert(upsertReq(newer, [doc('1')]))).created).toBe(1);
+      expect((await lagging.getDocument({ ref: newer, docId: '1' })).found).toBe(true);
+      // a refused request routed with the node's own epoch or an older one reads nothing
+      let foreign = refOf('acme', 'elsewhere', { epoch: 2 });
+      for (let i = 0; foreign.partition === ref.partition; i++) foreign = refOf('acme', `elsewhere${i}`, { epoch: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect((await rejection(lagging.upsert(upsertReq(foreign, [doc('1')])))).code).toBe('wrong_owner');
+      expect(reads).toBe(1);
+    } finally {
+      await lagging.close();
+      await own.remove();
+    }
+  });
+
   it('refuses refs that do not match the shared placement hash or are malformed', async () => {
     node.setPlacement(ShardNode.soloPlacement(ME, P));
     const ref = refOf('acme', 'products');
