@@ -34,20 +34,21 @@ describe('reads through a failover', () => {
     const view = async () =>
       (await api.call<{ partitions: { partition: number; primary: string | null; followers: string[] }[] }>('GET', '/v1/admin/cluster', { key: cluster.adminKey })).body.partitions.find((p) => p.partition === partition)!;
     const before = await view();
-    const ask = async () => {
-      const r = await api.call<{ suggestions: { id: string }[] }>('GET', '/v1/typeahead?index=shop&bypass_cache=true&query=wombat&limit=20', { key });
-      return r.status === 200 ? r.body.suggestions.filter((s) => !s.id.startsWith('q:')).length : -r.status;
+    // the documents found, or the refusal with its code and detail (what a failure needs to be understood)
+    const ask = async (): Promise<number | string> => {
+      const r = await api.call<{ suggestions: { id: string }[]; code?: string; detail?: string }>('GET', '/v1/typeahead?index=shop&bypass_cache=true&query=wombat&limit=20', { key });
+      return r.status === 200 ? r.body.suggestions.filter((s) => !s.id.startsWith('q:')).length : `${r.status} ${r.body.code}: ${r.body.detail}`;
     };
     expect(await ask()).toBe(12);
     const standIns = await partQueries('follower_for_primary');
     await cluster.shards.find((s) => s.name === before.primary)!.kill();
     // while its lease lasts the router still takes the dead node for live
-    const during: number[] = [];
+    const during: (number | string)[] = [];
     for (let i = 0; i < 20; i++) during.push(await ask());
     expect(during).toEqual(during.map(() => 12));
     expect(await partQueries('follower_for_primary')).toBeGreaterThan(standIns);
     await waitFor(async () => (await view()).primary !== before.primary, 60_000, 'the partition to fail over');
-    const after: number[] = [];
+    const after: (number | string)[] = [];
     for (let i = 0; i < 10; i++) after.push(await ask());
     expect(after).toEqual(after.map(() => 12));
   }, 120_000);
