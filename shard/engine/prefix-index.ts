@@ -74,6 +74,46 @@ export class PrefixIndex {
     return i < hi && this.equalsAt(i, term) ? i : -1;
   }
 
+  /**
+   * Id of term `id` of `other` in this table, or -1: the same lookup as `get(other.termAt(id))`,
+   * comparing code units in place instead of decoding the term.
+   */
+  getTermOf(other: PrefixIndex, id: number): number {
+    const from = other.offsets[id] as number;
+    const to = other.offsets[id + 1] as number;
+    const chars = this.chars;
+    const offsets = this.offsets;
+    const qc = other.chars;
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareRanges(chars, offsets[mid] as number, offsets[mid + 1] as number, qc, from, to) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.size && compareRanges(chars, offsets[lo] as number, offsets[lo + 1] as number, qc, from, to) === 0 ? lo : -1;
+  }
+
+  /** Whether term `id` here and term `otherId` of `other` are the same code units. */
+  sameTerm(id: number, other: PrefixIndex, otherId: number): boolean {
+    const a = this.offsets[id] as number;
+    const len = (this.offsets[id + 1] as number) - a;
+    const b = other.offsets[otherId] as number;
+    if ((other.offsets[otherId + 1] as number) - b !== len) return false;
+    const x = this.chars;
+    const y = other.chars;
+    for (let i = 0; i < len; i++) if (x[a + i] !== y[b + i]) return false;
+    return true;
+  }
+
+  /** A 32-bit hash (FNV-1a, as a signed integer) of term `id`'s code units: equal terms of any two tables hash alike. */
+  hashOf(id: number): number {
+    const chars = this.chars;
+    let h = 0x811c9dc5;
+    for (let i = this.offsets[id] as number, end = this.offsets[id + 1] as number; i < end; i++) h = Math.imul(h ^ (chars[i] as number), 0x01000193);
+    return h | 0;
+  }
+
   has(term: string): boolean {
     return this.get(term) >= 0;
   }
@@ -232,6 +272,16 @@ export function prefixUpperBound(chars: Uint16Array, starts: Uint32Array, ends: 
     else hi = mid;
   }
   return lo;
+}
+
+/** Code-unit order of `a[aFrom, aTo)` against `b[bFrom, bTo)`: negative, 0 or positive. */
+function compareRanges(a: Uint16Array, aFrom: number, aTo: number, b: Uint16Array, bFrom: number, bTo: number): number {
+  const n = Math.min(aTo - aFrom, bTo - bFrom);
+  for (let i = 0; i < n; i++) {
+    const d = (a[aFrom + i] as number) - (b[bFrom + i] as number);
+    if (d !== 0) return d;
+  }
+  return aTo - aFrom - (bTo - bFrom);
 }
 
 /** `[lo, hi)` of the keys of a table that start with `prefix`. */

@@ -61,8 +61,6 @@ export type DeletedWeights = Float32Array;
 
 /** Entries of each decoded-string memo of a table (about 1 MB when full). */
 const MEMO_ENTRIES = 16_384;
-/** Tables up to this many keys answer `find` from a map of their keys (see `find`). */
-const SMALL_TABLE_KEYS = 2048;
 
 export class SuggestionIndex {
   readonly size: number;
@@ -193,14 +191,9 @@ export class SuggestionIndex {
     innerNodes.write(builder, `${p}inner.`);
   }
 
-  /**
-   * Decoded keys and display texts, memoized: every query reads the keys of the hits it looks
-   * at, and a memoized string also keeps its hash for the maps that group candidates by key.
-   */
+  /** Decoded keys and display texts, memoized: every query reads the keys of the hits it shows. */
   private readonly keyMemo = new ClearingMemo<number, string>({ maxEntries: MEMO_ENTRIES, entryBytes: 112 });
   private readonly displayMemo = new ClearingMemo<number, string>({ maxEntries: MEMO_ENTRIES, entryBytes: 112 });
-  /** a small table's keys by text (see `find`) */
-  private byKey: Map<string, number> | null = null;
 
   key(sug: number): string {
     let key = this.keyMemo.get(sug);
@@ -229,21 +222,14 @@ export class SuggestionIndex {
     return SUGGESTION_TYPES[this.types[sug] as number] ?? 'query';
   }
 
-  /**
-   * Id of the suggestion with exactly this key, or -1. A small table (a segment of fresh writes)
-   * is asked for every candidate the other segments found: it answers from a map of its keys,
-   * made on first use, one hash lookup (candidate keys are memoized strings: their hash is kept)
-   * instead of a binary search comparing characters.
-   */
+  /** Id of the suggestion with exactly this key, or -1. */
   find(key: string): number {
-    if (this.size > SMALL_TABLE_KEYS) return this.keys.get(key);
-    let byKey = this.byKey;
-    if (byKey === null) {
-      byKey = new Map();
-      for (let i = 0; i < this.size; i++) byKey.set(this.key(i), i);
-      this.byKey = byKey;
-    }
-    return byKey.get(key) ?? -1;
+    return this.keys.get(key);
+  }
+
+  /** The suggestion of this table with the key of suggestion `sug` of `other`, or -1 (no key decoded). */
+  findKeyOf(other: SuggestionIndex, sug: number): number {
+    return this.keys.getTermOf(other.keys, sug);
   }
 
   /** Score of a suggestion once the weight of its deleted documents is taken out. */

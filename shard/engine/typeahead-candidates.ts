@@ -8,8 +8,10 @@ import type { Segment } from './segment.js';
  * synchronous): candidate `i` is suggestion `sug[i]` of `segment[i]`, with its best match
  * factor, its score once every candidate is gathered (see candidateScore) and its key once
  * decoded (see keyOf). There is one candidate per key: by key over several segments, by
- * suggestion id within one (keys are unique within a table), found through a small
- * open-addressing table rather than a map of objects (a keystroke gathers a few dozen).
+ * suggestion id within one (keys are unique within a table). Either way they are found through
+ * a small open-addressing table (a keystroke gathers a few dozen); over several segments it is
+ * keyed by a hash of the key's code units, read in place from the segment's table, and equal
+ * hashes are told apart by comparing code units, so no key is decoded to be gathered.
  */
 export class TypeaheadCandidates {
   count = 0;
@@ -17,10 +19,11 @@ export class TypeaheadCandidates {
   sug = new Int32Array(64);
   factor = new Float64Array(64);
   score = new Float64Array(64);
+  /** the hash each candidate was placed by (see hashOf) */
+  private hash = new Int32Array(64);
   readonly segment: (Segment | undefined)[] = [];
   readonly key: (string | null)[] = [];
-  private readonly byKey = new Map<string, number>();
-  /** candidate index + 1 by suggestion id (byId), 0 for a free slot; at most half full */
+  /** candidate index + 1 by hash, 0 for a free slot; at most half full */
   private slots = new Int32Array(256);
 
   reset(byId: boolean): this {
@@ -30,18 +33,16 @@ export class TypeaheadCandidates {
       this.segment[i] = undefined;
       this.key[i] = null;
     }
-    if (this.count > 0) {
-      this.slots.fill(0);
-      this.byKey.clear();
-    }
+    if (this.count > 0) this.slots.fill(0);
     this.count = 0;
     this.byId = byId;
     return this;
   }
 
-  /** Adds suggestion `sug` of `seg` (its key when not byId), or raises its factor to `factor`. */
+  /** Adds suggestion `sug` of `seg` (with its key when already decoded), or raises its factor to `factor`. */
   add(seg: Segment, sug: number, key: string | null, factor: number): void {
-    const found = this.byId ? this.slotOf(sug) : (this.byKey.get(key as string) ?? -1);
+    const h = this.byId ? Math.imul(sug, 0x9e3779b1) : seg.suggestions.keys.hashOf(sug);
+    const found = this.find(seg, sug, h);
     if (found >= 0) {
       if (factor > (this.factor[found] as number)) this.factor[found] = factor;
       return;
@@ -51,33 +52,39 @@ export class TypeaheadCandidates {
     this.sug[i] = sug;
     this.factor[i] = factor;
     this.score[i] = 0;
+    this.hash[i] = h;
     this.segment[i] = seg;
     this.key[i] = key;
     this.count = i + 1;
-    if (!this.byId) this.byKey.set(key as string, i);
-    else if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
-    else this.place(sug, i);
+    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    else this.place(h, i);
   }
 
-  private slotOf(sug: number): number {
+  /** The candidate of suggestion `sug` of `seg` (hash `h`): by id, or by key over several segments; -1 when none. */
+  private find(seg: Segment, sug: number, h: number): number {
     const mask = this.slots.length - 1;
-    for (let at = Math.imul(sug, 0x9e3779b1) >>> 0 & mask; ; at = (at + 1) & mask) {
+    for (let at = (h >>> 0) & mask; ; at = (at + 1) & mask) {
       const v = this.slots[at] as number;
       if (v === 0) return -1;
-      if (this.sug[v - 1] === sug) return v - 1;
+      const c = v - 1;
+      if (this.byId) {
+        if (this.sug[c] === sug) return c;
+      } else if (this.hash[c] === h && (this.segment[c] as Segment).suggestions.keys.sameTerm(this.sug[c] as number, seg.suggestions.keys, sug)) {
+        return c;
+      }
     }
   }
 
-  private place(sug: number, i: number): void {
+  private place(h: number, i: number): void {
     const mask = this.slots.length - 1;
-    let at = Math.imul(sug, 0x9e3779b1) >>> 0 & mask;
+    let at = (h >>> 0) & mask;
     while (this.slots[at] !== 0) at = (at + 1) & mask;
     this.slots[at] = i + 1;
   }
 
   private rehash(size: number): void {
     this.slots = new Int32Array(size);
-    for (let i = 0; i < this.count; i++) this.place(this.sug[i] as number, i);
+    for (let i = 0; i < this.count; i++) this.place(this.hash[i] as number, i);
   }
 
   private grow(): void {
@@ -85,5 +92,6 @@ export class TypeaheadCandidates {
     this.sug = grown(this.sug, n);
     this.factor = grown(this.factor, n);
     this.score = grown(this.score, n);
+    this.hash = grown(this.hash, n);
   }
 }

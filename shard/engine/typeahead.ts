@@ -130,10 +130,11 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
 /**
  * Looks up `words` in every segment's tables and adds the completions to `cands`, by key (the
- * same suggestion in several segments is one candidate). With a single segment, by suggestion
- * id instead (`cands.byId`): keys are unique within a table, so no map of keys is filled, and
- * with the last word still typed only the answer's keys are decoded (a first-seen prefix decoded
- * two dozen); a finished last word decodes each key to keep whole-word matches.
+ * same suggestion in several segments is one candidate: told by the key's code units, read in
+ * place). With a single segment, by suggestion id instead (`cands.byId`): keys are unique within
+ * a table. With the last word still typed only the answer's keys are decoded (a first-seen
+ * prefix decoded two dozen, and with several segments every key gathered); a finished last word
+ * decodes each key to keep whole-word matches.
  */
 function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates): void {
   const key = words.join(' ');
@@ -148,7 +149,7 @@ function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean,
       const inner = hits.inner[i] === 1;
       let full: string | null = null;
       let exact: boolean;
-      if (cands.byId && lastIsPrefix) {
+      if (lastIsPrefix) {
         // a start-table hit begins with what was typed: the same length is the same key
         exact = !inner && seg.suggestions.keyLength(sug) === key.length;
       } else {
@@ -219,7 +220,7 @@ function candidateScore(snapshot: IndexSnapshot, cands: TypeaheadCandidates, i: 
   const ownSug = cands.sug[i] as number;
   let base = 0;
   for (const seg of snapshot.segments) {
-    const sug = seg === own ? ownSug : seg.suggestions.find(keyOf(cands, i));
+    const sug = seg === own ? ownSug : seg.suggestions.findKeyOf(own.suggestions, ownSug);
     if (sug >= 0) base += seg.suggestions.liveScore(sug, seg.deletedSuggestionWeights);
   }
   return base * (cands.factor[i] as number);

@@ -40,6 +40,27 @@ describe('PrefixIndex', () => {
     }
   });
 
+  it("finds another table's term in place as get finds it decoded, and hashes and compares terms of two tables alike", () => {
+    const rnd = random(23);
+    for (let round = 0; round < 10; round++) {
+      const alphabet = round % 2 === 0 ? 'ab' : 'abcdeé電';
+      const mine = PrefixIndex.build(Array.from({ length: 300 }, () => randomWord(rnd, alphabet, 0, 6)));
+      const other = PrefixIndex.build(Array.from({ length: 200 }, () => randomWord(rnd, alphabet, 0, 7)));
+      for (let id = 0; id < other.size; id++) {
+        const term = other.termAt(id);
+        const found = mine.getTermOf(other, id);
+        expect(found).toBe(mine.get(term));
+        if (found >= 0) {
+          expect(mine.sameTerm(found, other, id)).toBe(true);
+          expect(mine.hashOf(found)).toBe(other.hashOf(id));
+        }
+        // a neighbour of another length or other code units is not the same term
+        const near = Math.min(found >= 0 ? found + 1 : 0, mine.size - 1);
+        expect(mine.sameTerm(near, other, id)).toBe(mine.termAt(near) === term);
+      }
+    }
+  });
+
   it('handles non-ASCII keys by code unit', () => {
     const index = PrefixIndex.build(['東京', '東京タワー', 'crème', 'creme', '😀x', '😀']);
     expect(index.get('東京タワー')).toBeGreaterThanOrEqual(0);

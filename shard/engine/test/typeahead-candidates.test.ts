@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
+import { PrefixIndex } from '../prefix-index.js';
 import type { Segment } from '../segment.js';
 import { TypeaheadCandidates } from '../typeahead-candidates.js';
 import { random } from './helpers.js';
 
-const segA = { name: 'a' } as unknown as Segment;
-const segB = { name: 'b' } as unknown as Segment;
+/** A stand-in segment with just a suggestion key table (what the candidates read of one). */
+function segmentOf(name: string, keys: string[]): Segment & { id(key: string): number } {
+  const table = PrefixIndex.build(keys);
+  return { name, suggestions: { keys: table }, id: (key: string) => table.get(key) } as unknown as Segment & { id(key: string): number };
+}
+
+const segA = segmentOf('a', ['five', 'samsung']);
+const segB = segmentOf('b', ['five', 'samsung', 'samsung galaxy']);
 
 /** The candidates as a map from identity (suggestion id, or key) to the best factor, in order of first addition. */
 function contents(c: TypeaheadCandidates): [string | number, number][] {
-  return Array.from({ length: c.count }, (_, i) => [c.byId ? (c.sug[i] as number) : (c.key[i] as string), c.factor[i] as number]);
+  return Array.from({ length: c.count }, (_, i) => [c.byId ? (c.sug[i] as number) : (c.segment[i] as Segment).suggestions.keys.termAt(c.sug[i] as number), c.factor[i] as number]);
 }
 
 describe('TypeaheadCandidates', () => {
@@ -34,16 +41,40 @@ describe('TypeaheadCandidates', () => {
 
   it('keeps one candidate per key over several segments, the segment it was first found in', () => {
     const c = new TypeaheadCandidates().reset(false);
-    c.add(segA, 4, 'samsung', 1);
-    c.add(segB, 9, 'samsung galaxy', 0.5);
-    c.add(segB, 2, 'samsung', 1.25);
-    c.add(segA, 4, 'samsung', 0.3);
+    c.add(segA, segA.id('samsung'), null, 1);
+    c.add(segB, segB.id('samsung galaxy'), 'samsung galaxy', 0.5);
+    c.add(segB, segB.id('samsung'), null, 1.25);
+    c.add(segA, segA.id('samsung'), null, 0.3);
     expect(contents(c)).toEqual([
       ['samsung', 1.25],
       ['samsung galaxy', 0.5],
     ]);
     expect(c.segment.slice(0, c.count)).toEqual([segA, segB]);
-    expect(Array.from(c.sug.subarray(0, c.count))).toEqual([4, 9]);
+    expect(Array.from(c.sug.subarray(0, c.count))).toEqual([segA.id('samsung'), segB.id('samsung galaxy')]);
+    // a key given is kept; one not given is decoded later, when needed
+    expect(c.key.slice(0, c.count)).toEqual([null, 'samsung galaxy']);
+  });
+
+  it('tells keys apart by their code units over segments, as a map of decoded keys would, through growth and rehashing', () => {
+    const rnd = random(11);
+    // keys sharing prefixes, of equal lengths, and non-Latin: the table's hashes and compares see them all
+    const words = ['drill', 'drills', 'dril', 'sam', 'samsung', 'ßtraße', '電動', '電動ドリル', 'x', 'x b', 'x c', ''];
+    const keysOf = (n: number) => Array.from({ length: n }, (_, i) => `${words[i % words.length]} ${Math.floor(i / words.length)}`.trim());
+    const segments = [segmentOf('big', keysOf(900)), segmentOf('small', keysOf(40)), segmentOf('other', keysOf(300).map((k) => `${k}!`).concat(keysOf(25)))];
+    const c = new TypeaheadCandidates();
+    for (let round = 0; round < 5; round++) {
+      c.reset(false);
+      const reference = new Map<string, number>();
+      for (let n = 0; n < 600; n++) {
+        const seg = segments[Math.floor(rnd() * segments.length)]!;
+        const sug = Math.floor(rnd() * seg.suggestions.keys.size);
+        const factor = Math.round(rnd() * 8) / 4;
+        c.add(seg, sug, null, factor);
+        const key = seg.suggestions.keys.termAt(sug);
+        reference.set(key, Math.max(reference.get(key) ?? -1, factor));
+      }
+      expect(contents(c)).toEqual([...reference]);
+    }
   });
 
   it('starts each query empty and holds no segment of the last one', () => {
@@ -52,11 +83,11 @@ describe('TypeaheadCandidates', () => {
     c.reset(true);
     expect(c.count).toBe(0);
     expect(c.segment.every((s) => s === undefined)).toBe(true);
-    c.add(segB, 5, null, 0.5);
-    c.add(segB, 5, null, 0.25);
-    expect(contents(c)).toEqual([[5, 0.5]]);
+    c.add(segB, 2, null, 0.5);
+    c.add(segB, 2, null, 0.25);
+    expect(contents(c)).toEqual([[2, 0.5]]);
     c.reset(false);
-    c.add(segB, 5, 'five', 0.25);
+    c.add(segB, segB.id('five'), 'five', 0.25);
     expect(contents(c)).toEqual([['five', 0.25]]);
   });
 });
