@@ -9,6 +9,7 @@ export interface EngineOfBuild {
   typeahead(req: { query: string; limit: number }): unknown;
   autocomplete(req: { query: string; limit: number; mode: string; stats?: unknown }): unknown;
   upsert(docs: unknown[]): void;
+  remove(ids: Iterable<string>): number;
   optimize(): void;
   refresh(): void;
   collectionStats(terms: readonly string[]): unknown;
