@@ -3,6 +3,7 @@
 // A term's id is its rank, so every prefix maps to one contiguous id range; that is what the
 // typeahead tables, the prefix expansion of the last query word and the fuzzy walk (fuzzy.ts,
 // which treats the sorted table as an implicit trie) are built on. Usable on its own.
+import { FNV_OFFSET, FNV_PRIME } from '../../node/runtime/hash.js';
 
 export interface PrefixIndexArrays {
   /** `size + 1` code-unit offsets into `chars`; term i is chars[offsets[i], offsets[i+1]) */
@@ -91,7 +92,7 @@ export class PrefixIndex {
       if (compareRanges(chars, offsets[mid] as number, offsets[mid + 1] as number, qc, from, to) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return lo < this.size && compareRanges(chars, offsets[lo] as number, offsets[lo + 1] as number, qc, from, to) === 0 ? lo : -1;
+    return lo < this.size && this.sameTerm(lo, other, id) ? lo : -1;
   }
 
   /** Whether term `id` here and term `otherId` of `other` are the same code units. */
@@ -109,8 +110,8 @@ export class PrefixIndex {
   /** A 32-bit hash (FNV-1a, as a signed integer) of term `id`'s code units: equal terms of any two tables hash alike. */
   hashOf(id: number): number {
     const chars = this.chars;
-    let h = 0x811c9dc5;
-    for (let i = this.offsets[id] as number, end = this.offsets[id + 1] as number; i < end; i++) h = Math.imul(h ^ (chars[i] as number), 0x01000193);
+    let h = FNV_OFFSET;
+    for (let i = this.offsets[id] as number, end = this.offsets[id + 1] as number; i < end; i++) h = Math.imul(h ^ (chars[i] as number), FNV_PRIME);
     return h | 0;
   }
 
