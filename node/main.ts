@@ -99,7 +99,6 @@ async function main(): Promise<void> {
       },
       // clusters replicate writes to followers and move partitions between nodes
       ...(handoffPeers ? { handoff: { coordinator, peers: handoffPeers } } : {}),
-      ...(clustered ? { readPlacement: () => coordinator.getPlacement() } : {}),
     });
     // segment builds, merges and first loads run here, off the event loop (closed after the node);
     // SUGGEST_SEGMENT_THREADS=0 builds everything on the event loop instead

@@ -19,7 +19,6 @@ import type { QueryValueRequest, ShardApi, ShardDirectory } from '../node/runtim
 import { DOC_TAG, indexPartId, readKey } from './index-keys.js';
 import { BlobStore } from './jobs/blob-store.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job-runner.js';
-import { placementSource } from './jobs/part-writer.js';
 import { IndexMailbox } from './index-mailbox.js';
 import { PartitionHandoff, type HandoffHost, type PartitionHandoffOptions } from './partition-handoff.js';
 import { PartitionStore, type PartitionStoreOptions } from './partition-store.js';
@@ -42,10 +41,11 @@ export interface ShardNodeOptions {
   /** replication to followers and partition moves (clusters); without it the node keeps its data to itself */
   handoff?: Omit<PartitionHandoffOptions, 'log'>;
   /**
-   * Reads the current placement table from the coordinator. Asked when a request carries a newer
-   * epoch than this node's table (its watch lags: etcd slow to deliver, or the watch
-   * reconnecting), so the node catches up in the time the caller's retry waits instead of
-   * refusing the partition until the watch delivers.
+   * Reads the current placement table from the coordinator (default: from `jobs.coordinator`).
+   * Asked when a request carries a newer epoch than this node's table (its watch lags: etcd slow
+   * to deliver, or the watch reconnecting), so the node catches up in the time the caller's retry
+   * waits instead of refusing the partition until the watch delivers; and by jobs whose call a
+   * part refused as `wrong_owner`.
    */
   readPlacement?: () => Promise<PlacementTable | undefined>;
 }
@@ -120,17 +120,17 @@ export class ShardNode implements ShardApi, HandoffHost {
     const handoff = this.handoff;
     this.storeOptions = handoff ? { ...options.store, replicate: (p, ops) => handoff.shipToReplicas(p, ops) } : (options.store ?? {});
     this.queryHandler = options.queryHandler ?? notImplementedQueryHandler;
-    this.readPlacement = options.readPlacement;
+    const j = options.jobs;
+    this.readPlacement = options.readPlacement ?? (j ? () => j.coordinator.getPlacement() : undefined);
     this.mailbox = new IndexMailbox({ maxDepth: options.maxQueuedWrites });
     this.log = (options.logger ?? rootLog).child({ role: 'shard', node: options.nodeId });
     this.blobs = new BlobStore(options.dataDir, options.nodeId, this.log);
-    const j = options.jobs;
     this.jobs = j
       ? new JobRunner({
           ...j,
           nodeId: options.nodeId,
           blobs: this.blobs,
-          placement: placementSource(() => this.table, j.coordinator, (t) => this.setPlacement(t)),
+          placement: { current: () => this.table, refresh: () => this.refreshPlacement() },
           log: this.log,
         })
       : null;
@@ -153,6 +153,12 @@ export class ShardNode implements ShardApi, HandoffHost {
     this.table = table;
     this.handoff?.onPlacement(table, previous);
     return true;
+  }
+
+  /** Reads the table from the coordinator and adopts it when newer (nothing without a reader). */
+  async refreshPlacement(): Promise<void> {
+    const t = await this.readPlacement?.();
+    if (t !== undefined) this.setPlacement(t);
   }
 
   /** HandoffHost: a table this node wrote itself. */

@@ -4,7 +4,7 @@
 // call refused with `wrong_owner` re-reads placement and is tried again; `unavailable` (a node
 // restarting) is retried a few times with backoff before the job gives up.
 import { pack, unpack } from 'msgpackr';
-import type { Coordinator, PlacementTable } from '../../coordinator/coordinator.js';
+import type { PlacementTable } from '../../coordinator/coordinator.js';
 import type * as pb from '../../proto/gen/shard.js';
 import { encodeDocument, type SuggestDocument } from '../../node/runtime/document.js';
 import { SuggestError, fail } from '../../node/runtime/errors.js';
@@ -21,17 +21,6 @@ export interface PlacementSource {
 
 const RETRIES = 5;
 const BACKOFF_MS = 200;
-
-/** Placement from a getter (the node's watched table), refreshed from the coordinator on demand. */
-export function placementSource(get: () => PlacementTable | undefined, coordinator: Coordinator, adopt: (t: PlacementTable) => void): PlacementSource {
-  return {
-    current: get,
-    async refresh() {
-      const t = await coordinator.getPlacement();
-      if (t) adopt(t);
-    },
-  };
-}
 
 export class PartWriter {
   constructor(
