@@ -278,6 +278,19 @@ export class SuggestEngine {
     return this.pending.size;
   }
 
+  /**
+   * Whether indexing what is buffered is at most `limit` work (`indexingWork`): a few documents
+   * may still be a long build (one with 100,000 tags), which must not be done in place.
+   */
+  pendingWorkWithin(limit: number): boolean {
+    let work = 0;
+    for (const doc of this.pending.values()) {
+      work += indexingWork(doc);
+      if (work > limit) return false;
+    }
+    return true;
+  }
+
   /** Upserts taken by `takePending` and not published yet. */
   get inflightCount(): number {
     return this.inflight.size;
@@ -870,6 +883,17 @@ export class SuggestEngine {
 
 let versions = 0;
 const nextVersion = () => ++versions;
+
+/**
+ * Roughly what indexing `doc` costs, in units of a short field: one for the document, one per
+ * raw value (each element of an array: each is a filter value and may be mined) and one per 64
+ * characters of title (descriptions are cut to a fixed length before indexing).
+ */
+export function indexingWork(doc: SuggestDocument): number {
+  let work = 1 + Math.ceil(doc.title.length / 64);
+  for (const v of Object.values(doc.raw ?? {})) work += Array.isArray(v) ? v.length : 1;
+  return work;
+}
 
 
 function methodOf(r: VectorSearchResult): VectorDebug['method'] {

@@ -277,6 +277,9 @@ class ColumnCollector {
   private put(name: string, d: number, value: RawValue): void {
     const values = Array.isArray(value) ? value : [value];
     let col = this.cols.get(name);
+    // each (column, document) pair is put once, so a Set local to this call dedups the values;
+    // searching the list instead made a document with 100k distinct tags cost seconds
+    const strings = new Set<string>();
     for (const v of values) {
       if (v === null || typeof v === 'object') continue;
       if (col === undefined) {
@@ -284,17 +287,14 @@ class ColumnCollector {
         this.cols.set(name, col);
       }
       const canon = canonicalValue(v);
-      if (canon !== null && canon.length <= MAX_STRING_VALUE_CHARS) {
-        const list = col.strings.get(d);
-        if (list === undefined) col.strings.set(d, [canon]);
-        else if (!list.includes(canon)) list.push(canon);
-      }
+      if (canon !== null && canon.length <= MAX_STRING_VALUE_CHARS) strings.add(canon);
       const num = numberValue(v);
       if (num !== null) {
         if (col.numbers === null) col.numbers = new Float64Array(this.n).fill(NaN);
         if (Number.isNaN(col.numbers[d] as number)) col.numbers[d] = num;
       }
     }
+    if (col !== undefined && strings.size > 0) col.strings.set(d, [...strings]);
   }
 
   write(builder: ArenaBuilder): ColumnMeta[] {

@@ -57,6 +57,12 @@ interface Work {
 const PATIENT_WAITS = 4;
 const LATE_IN_PLACE_DOCS = 512;
 /**
+ * Work (`indexingWork`) per document allowed in place: typical catalogue documents are 5 to 10;
+ * past it a handful of documents is still a build of seconds (one with 100,000 tags) and goes
+ * to the pool like a large batch.
+ */
+const IN_PLACE_WORK_PER_DOC = 16;
+/**
  * What a pooled build costs per document until one is measured (about 120 µs of building on
  * these cores, BENCHMARKS.md "Ingestion throughput"), and the weight of each measured build in
  * the running estimate; builds of fewer documents are not measured (fixed costs dominate).
@@ -125,7 +131,12 @@ export class EngineRefresher {
    * is buffered is few enough for the engine to index in place before answering.
    */
   ready(engine: SuggestEngine): boolean {
-    return engine.inflightCount === 0 && engine.pendingCount <= this.inlineMaxDocs;
+    return engine.inflightCount === 0 && this.fitsInPlace(engine, this.inlineMaxDocs);
+  }
+
+  /** Whether what `engine` buffers is few and light enough to index on this thread. */
+  private fitsInPlace(engine: SuggestEngine, maxDocs: number): boolean {
+    return engine.pendingCount <= maxDocs && (engine.pendingCount === 0 || engine.pendingWorkWithin(maxDocs * IN_PLACE_WORK_PER_DOC));
   }
 
   /**
@@ -144,7 +155,7 @@ export class EngineRefresher {
   async settle(engine: SuggestEngine): Promise<number> {
     const deadline = performance.now() + this.freshWaitMs;
     for (let waits = 0; !this.ready(engine); waits++) {
-      if (waits >= PATIENT_WAITS && engine.inflightCount === 0 && engine.pendingCount <= LATE_IN_PLACE_DOCS) return 0;
+      if (waits >= PATIENT_WAITS && engine.inflightCount === 0 && this.fitsInPlace(engine, LATE_IN_PLACE_DOCS)) return 0;
       // the build runs even when the query does not wait for it
       let building = this.work.get(engine)?.building ?? null;
       if (building === null) {
@@ -191,7 +202,7 @@ export class EngineRefresher {
   private step(engine: SuggestEngine): void {
     const w = this.workOf(engine);
     if (w.building === null && engine.pendingCount > 0) {
-      if (this.pool === null || engine.pendingCount <= this.inlineMaxDocs) engine.refresh();
+      if (this.pool === null || this.fitsInPlace(engine, this.inlineMaxDocs)) engine.refresh();
       else this.startBuild(engine);
     }
     if (this.pool !== null && w.building === null && w.merging === null) this.startMerge(engine, engine.planMerge());

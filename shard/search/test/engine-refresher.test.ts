@@ -402,6 +402,30 @@ describe('search host with the pool', () => {
       spy.mockRestore();
     }
   });
+
+  it('builds one document with 60,000 tags on the pool, not in place: few documents are not always little work', async () => {
+    expect((await typeahead('wombat')).suggestions.length).toBeGreaterThan(0);
+    const tags = Array.from({ length: 60_000 }, (_, i) => `tag${i}`);
+    const refresh = SuggestEngine.prototype.refresh;
+    const inPlace: number[] = [];
+    const spy = vi.spyOn(SuggestEngine.prototype, 'refresh').mockImplementation(function (this: SuggestEngine) {
+      inPlace.push(this.pendingCount);
+      refresh.call(this);
+    });
+    try {
+      await upsert([{ id: 'tagged', title: 'Echidna Tag Printer', desc: '', manufacturer: 'Echidna', raw: { tags } }]);
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 1);
+      const answer = await typeahead('echidna');
+      clearInterval(timer);
+      expect(answer.suggestions.map((s) => s.title)).toContain('Echidna Tag Printer');
+      expect(inPlace).toEqual([]);
+      expect(ticks).toBeGreaterThan(5);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('drops an engine of its partition when writes replicated from a primary cannot be read as changes, not of another', async () => {
     expect((await typeahead('wombat')).suggestions.length).toBeGreaterThan(0);
     expect(stats().loaded).toBe(true);
