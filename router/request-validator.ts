@@ -7,7 +7,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { invalid, validationError, type ValidationIssue } from '../node/runtime/errors.js';
 import { parseQueryString } from './query-string.js';
-import { hasControlChar } from './schemas.js';
+import { hasControlChar } from '../node/runtime/document.js';
 import type { Route } from './route.js';
 import { templateParams } from './route-table.js';
 

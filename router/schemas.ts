@@ -2,6 +2,7 @@
 // names follow ARCHITECTURE.md "Contract decisions"; these schemas are both the validators and
 // the OpenAPI components (named ones become `#/components/schemas/<name>`).
 import { PREDICTION_TYPES } from '../node/runtime/predict-types.js';
+import { hasControlChar, hasLoneSurrogate, MAX_DOC_ID_BYTES, MAX_DOCUMENT_ATTRIBUTES } from '../node/runtime/document.js';
 import { FormatRegistry, Type, type TSchema } from '@sinclair/typebox';
 import { ID_PATTERN } from '../node/runtime/ids.js';
 import { REASON_CODES } from './predict-model.js';
@@ -15,25 +16,7 @@ function named<T extends TSchema>(name: string, schema: T): T {
   return schema;
 }
 
-/** Longest document id, in UTF-8 bytes. */
-export const MAX_DOC_ID_BYTES = 512;
-
-/** C0 controls and DEL have no business in an identifier: they break logs, keys and URLs. */
-export function hasControlChar(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
-  }
-  return false;
-}
-
-/**
- * A UTF-16 surrogate without its pair. JSON can spell one ("\ud800") but UTF-8 cannot store it:
- * the shard would key it as U+FFFD, so two different ids could share one key. Refused as a 422.
- */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-FormatRegistry.Set('doc-id', (v) => v.length > 0 && !hasControlChar(v) && !LONE_SURROGATE.test(v) && Buffer.byteLength(v, 'utf8') <= MAX_DOC_ID_BYTES);
+FormatRegistry.Set('doc-id', (v) => v.length > 0 && !hasControlChar(v) && !hasLoneSurrogate(v) && Buffer.byteLength(v, 'utf8') <= MAX_DOC_ID_BYTES);
 FormatRegistry.Set('hostname', (v) => /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v));
 // RFC 3339 date-time with a zone (what JSON clients send): 2026-11-23T18:00:00Z, ...+01:00
 FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && Number.isFinite(Date.parse(v)));
@@ -76,13 +59,6 @@ export const ValidationErrorBody = named(
 );
 
 // ---------------------------------------------------------------- documents
-
-/**
- * Most attributes of one document, in `raw` and again among the top-level fields folded into it.
- * Every attribute becomes a filter column of the search engine: 70,000 of them took a segment
- * build 20 minutes, and 65,536 or more do not fit the document encoding at all.
- */
-export const MAX_DOCUMENT_ATTRIBUTES = 1_000;
 
 const RawAttributes = Type.Record(Type.String(), Type.Unknown(), {
   maxProperties: MAX_DOCUMENT_ATTRIBUTES,

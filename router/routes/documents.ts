@@ -7,7 +7,7 @@
 // report parts of a multi-part index that could not be written (shard unreachable) while others
 // were; a retry of the same request is safe because upserts are idempotent.
 import { Type } from '@sinclair/typebox';
-import type { RawValue, SuggestDocument } from '../../node/runtime/document.js';
+import { MAX_DOCUMENT_ATTRIBUTES, wellFormed, type RawValue, type SuggestDocument } from '../../node/runtime/document.js';
 import { SuggestError, fail, invalid } from '../../node/runtime/errors.js';
 import { partOf } from '../../node/runtime/hash.js';
 import { defineRoute, type Route } from '../route.js';
@@ -187,13 +187,18 @@ export function documentRoutes(deps: RouterDeps): Route[] {
         return data.serialize(t.id, target.physical.physical_index_id, async () => {
           const doc = await data.getDocument(t.id, target.physical, doc_id);
           if (!doc) return fail('document_not_found', { doc: doc_id, index: index_id });
+          // text as it reads back once stored (a lone surrogate is stored as U+FFFD): the answer shows that
           const merged: SuggestDocument = {
             id: doc_id,
-            title: patch.title !== undefined ? (patch.title ?? '') : (doc.title ?? ''),
-            desc: patch.desc !== undefined ? (patch.desc ?? '') : (doc.desc ?? ''),
-            manufacturer: patch.manufacturer !== undefined ? (patch.manufacturer ?? '') : (doc.manufacturer ?? ''),
+            title: wellFormed(patch.title !== undefined ? (patch.title ?? '') : (doc.title ?? '')),
+            desc: wellFormed(patch.desc !== undefined ? (patch.desc ?? '') : (doc.desc ?? '')),
+            manufacturer: wellFormed(patch.manufacturer !== undefined ? (patch.manufacturer ?? '') : (doc.manufacturer ?? '')),
             raw: Object.fromEntries([...Object.entries(doc.raw ?? {}), ...Object.entries(patch.raw ?? {})]) as Record<string, RawValue>,
           };
+          const attributes = Object.keys(merged.raw).length;
+          if (attributes > MAX_DOCUMENT_ATTRIBUTES) {
+            invalid(['body', 'raw'], `The document would have ${attributes} attributes; at most ${MAX_DOCUMENT_ATTRIBUTES} are allowed. Set fewer, or replace the document with POST .../documents.`, 'value_error');
+          }
           // The document exists, so the write adds nothing: no limit cap.
           await data.upsertPart(t.id, target.physical, partOf(doc_id, target.physical.parts), [merged], 0);
           return documentView(merged);

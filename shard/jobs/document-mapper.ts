@@ -14,14 +14,11 @@
 // `g:` prefix) -> title, desc, manufacturer = brand, raw {url, image, price, currency,
 // sale_price, ...}.
 import { createHash } from 'node:crypto';
-import type { RawValue, SuggestDocument } from '../../node/runtime/document.js';
+import { hasControlChar, hasLoneSurrogate, MAX_DOC_ID_BYTES, MAX_DOCUMENT_ATTRIBUTES, type RawValue, type SuggestDocument } from '../../node/runtime/document.js';
 
 export type DocumentMapping = 'documents' | 'shopping-feed';
 
 export type Mapped = { doc: SuggestDocument; error?: undefined } | { doc?: undefined; error: string; id: string | null };
-
-/** Longest document id in UTF-8 bytes (same rule as the document routes). */
-export const MAX_DOC_ID_BYTES = 512;
 
 const ID_FIELDS = ['id', '_id', 'objectID', 'objectId', 'sku', 'product_id', 'productId', 'uid', 'index'];
 const TITLE_FIELDS = ['title', 'name', 'product', 'product_name', 'productName', 'product_title'];
@@ -82,7 +79,10 @@ export function mapDocumentRecord(record: Record<string, unknown>, fromCsv: bool
       if (value !== undefined) entries.push([k, value]);
     }
   }
-  const doc: SuggestDocument = { id, title: title as string, desc: desc as string, manufacturer: manufacturer as string, raw: Object.fromEntries(entries) };
+  const raw = Object.fromEntries(entries);
+  const attributes = Object.keys(raw).length;
+  if (attributes > MAX_DOCUMENT_ATTRIBUTES) return { error: `The record has ${attributes} attributes; a document may have at most ${MAX_DOCUMENT_ATTRIBUTES}.`, id };
+  const doc: SuggestDocument = { id, title: title as string, desc: desc as string, manufacturer: manufacturer as string, raw };
   const bad = replacementChar(doc);
   if (bad) return { error: bad, id };
   return { doc };
@@ -127,6 +127,7 @@ export function mapShoppingRow(row: Record<string, unknown>): Mapped {
   const category = cols.get('google_product_category') ?? cols.get('product_type');
   if (category !== undefined) raw.push(['category', category]);
   for (const [k, v] of cols) raw.push([k, NUMERIC.test(v) && !['gtin', 'mpn'].includes(k) ? Number(v) : v]);
+  if (raw.length > MAX_DOCUMENT_ATTRIBUTES) return { error: `The row has ${raw.length} attributes; a document may have at most ${MAX_DOCUMENT_ATTRIBUTES}.`, id };
   const doc: SuggestDocument = { id, title, desc, manufacturer, raw: Object.fromEntries(raw) };
   const bad = replacementChar(doc);
   if (bad) return { error: bad, id };
@@ -165,10 +166,8 @@ function rawValue(v: unknown, fromCsv: boolean): RawValue | undefined {
 function checkId(id: string): string | null {
   if (id.length === 0) return 'The id is empty.';
   if (Buffer.byteLength(id, 'utf8') > MAX_DOC_ID_BYTES) return `The id is longer than ${MAX_DOC_ID_BYTES} bytes.`;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return 'The id contains a control character.';
-  }
+  if (hasControlChar(id)) return 'The id contains a control character.';
+  if (hasLoneSurrogate(id)) return 'The id is not valid Unicode (it has a lone UTF-16 surrogate).';
   if (id.includes('\ufffd')) return 'The id contains bytes that are not valid in the file encoding.';
   return null;
 }

@@ -27,6 +27,17 @@ describe('documents mapping', () => {
     expect(mapDocumentRecord({ id: 'x'.repeat(600) }, false).error).toMatch(/longer than 512/);
     expect(mapDocumentRecord({ id: 'a', title: ['x'] }, false).error).toMatch(/title must be text/);
     expect(mapDocumentRecord({ id: 'a', title: 'caf\ufffd' }, false).error).toMatch(/not valid in the file encoding/);
+    // JSON can spell a lone surrogate; stored as UTF-8 it would read U+FFFD and could collide
+    expect(mapDocumentRecord(JSON.parse('{"id": "a\\ud800"}') as Record<string, unknown>, false).error).toMatch(/lone UTF-16 surrogate/);
+    expect(mapDocumentRecord({ id: 'smile-\u{1F600}' }, false).doc?.id).toBe('smile-\u{1F600}');
+  });
+
+  it('refuses a record with more attributes than a document may have, loose fields and raw counted together', () => {
+    const wide = (n: number, prefix: string) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
+    expect(mapDocumentRecord({ id: 'a', ...wide(1000, 'k') }, false).doc).toBeDefined();
+    expect(mapDocumentRecord({ id: 'a', ...wide(600, 'k'), raw: wide(401, 'r') }, false).error).toMatch(/1001 attributes; a document may have at most 1000/);
+    expect(mapDocumentRecord({ id: 'a', raw: wide(70_000, 'r') }, false)).toMatchObject({ id: 'a', error: expect.stringMatching(/70000 attributes/) });
+    expect(mapShoppingRow({ id: 'f', ...Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`c${i}`, 'v'])) }).error).toMatch(/at most 1000/);
   });
 
   it('keeps a __proto__ column as a plain key', () => {
