@@ -64,7 +64,21 @@ export interface PhysicalIndexRecord {
   index_id: IndexId;
   parts: number;
   created_at: string;
+  /**
+   * Set (once, never cleared) when its deletion began: from then on no promotion may point the
+   * alias at it and nothing may write into it; the record goes once its data is dropped.
+   */
+  status?: 'deleting';
 }
+
+/**
+ * The physical indexes one logical index may own at once, the live one included: every staging
+ * build keeps its data until it is deleted, so without a cap a rebuild loop would keep them all.
+ */
+export const MAX_PHYSICAL_INDEXES_PER_INDEX = 16;
+
+/** What `allocatePhysicalIndex` did: written, or refused because the index already owns `count` (at or past the cap). */
+export type AllocateResult = { allocated: true } | { allocated: false; count: number };
 
 export type JobKind = 'ingestion' | 'export' | 'sync';
 export type JobStatus = 'queued' | 'processing' | 'succeeded' | 'failed' | 'canceled';
@@ -152,7 +166,9 @@ export type MetaEvent =
   | { type: 'index'; tenant_id: TenantId; index_id: IndexId; record: IndexRecord | null }
   | { type: 'tenant'; tenant_id: TenantId; record: TenantRecord | null }
   | { type: 'key'; hash: string; record: KeyRecord | null }
-  | { type: 'job'; tenant_id: TenantId; job_id: JobId; record: JobRecord | null };
+  | { type: 'job'; tenant_id: TenantId; job_id: JobId; record: JobRecord | null }
+  /** ordered among themselves, not against the other kinds (physical records live outside meta/) */
+  | { type: 'physical'; tenant_id: TenantId; physical_index_id: PhysicalIndexId; record: PhysicalIndexRecord | null };
 
 export interface Lease {
   readonly id: string;
@@ -184,9 +200,28 @@ export interface Coordinator {
   /** removes the logical index and returns every physical index it owned (for data deletion) */
   deleteIndex(tenant: TenantId, index: IndexId): Promise<PhysicalIndexRecord[]>;
   putPhysicalIndex(rec: PhysicalIndexRecord): Promise<void>;
+  /**
+   * Writes a new physical index for its logical index unless that one already owns `max`
+   * (refused, nothing written). index_not_found when the logical index is gone, conflict while
+   * it is being deleted. Allocations racing past the cap on several routers are undone, the
+   * latest committed first, so at most `max` remain once they have all returned.
+   */
+  allocatePhysicalIndex(rec: PhysicalIndexRecord, max: number): Promise<AllocateResult>;
+  /**
+   * First step of deleting a physical index: marks it `deleting`, in one transaction that commits
+   * only while the alias of its logical index names another physical index (conflict when it
+   * names this one). A promotion racing it either commits first (and the mark is refused) or
+   * finds the mark and is refused. Idempotent; the marked record, undefined when there is none.
+   */
+  markPhysicalIndexDeleting(tenant: TenantId, physical: PhysicalIndexId): Promise<PhysicalIndexRecord | undefined>;
+  /**
+   * Last step: removes the record of a physical index marked `deleting` (its data dropped first),
+   * again only while the alias names another one. False when there was no record.
+   */
+  deletePhysicalIndex(tenant: TenantId, physical: PhysicalIndexId): Promise<boolean>;
   getPhysicalIndex(tenant: TenantId, physical: PhysicalIndexId): Promise<PhysicalIndexRecord | undefined>;
   listPhysicalIndexes(tenant: TenantId, index: IndexId): Promise<PhysicalIndexRecord[]>;
-  /** atomic alias swap: succeeds only if the alias still points at `expected` */
+  /** atomic alias swap: succeeds only if the alias still points at `expected`; conflict when `next` is being deleted */
   swapAlias(tenant: TenantId, index: IndexId, expected: PhysicalIndexId, next: PhysicalIndexId): Promise<boolean>;
 
   // jobs
@@ -214,7 +249,8 @@ export interface Coordinator {
   /** whether this process reaches the coordination store (etcd), from its own latest calls */
   health(): CoordinationHealth;
 
-  // watches (metadata changes and placement), delivered in commit order
+  // watches (metadata changes and placement), delivered in commit order (physical-index events
+  // in commit order among themselves)
   watchMeta(cb: (e: MetaEvent) => void): Promise<Unsubscribe>;
   watchPlacement(cb: (t: PlacementTable) => void): Promise<Unsubscribe>;
   watchMembers(cb: (members: MemberRecord[]) => void): Promise<Unsubscribe>;

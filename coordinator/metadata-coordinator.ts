@@ -14,13 +14,16 @@
 //   members/{node}                               MemberRecord, under the member's lease
 //   nodes/{node}                                 MemberRecord of every shard node that ever joined
 //   placement                                    PlacementTable
-// Everything watchMeta reports lives under meta/, so one watch sees it in commit order.
+// Everything watchMeta reports lives under meta/, so one watch sees it in commit order, except
+// physical/ records, which a second watch reports (in their own commit order). A physical record
+// changes once after it is written: marked `deleting` before it goes.
 import { fail } from '../node/runtime/errors.js';
 import type { IndexId, JobId, KeyId, NodeId, PhysicalIndexId, TenantId } from '../node/runtime/ids.js';
 import { log as rootLog, type Logger } from '../node/runtime/log.js';
 import { withTimeout } from '../node/runtime/timeout.js';
 import type { BackendCampaign, BackendLease, Compare, CoordinationBackend, CoordinationHealth, KeyValue, TxnOp, TxnResult, Unwatch, WatchEvent } from './coordination-backend.js';
 import type {
+  AllocateResult,
   Coordinator,
   IndexRecord,
   JobKind,
@@ -126,6 +129,15 @@ function toMetaEvent(e: WatchEvent): MetaEvent | undefined {
       return undefined;
   }
 }
+
+function toPhysicalEvent(e: WatchEvent): MetaEvent | undefined {
+  const parts = e.key.split('/').map(unseg);
+  if (parts[0] !== 'physical' || parts.length !== 3) return undefined;
+  return { type: 'physical', tenant_id: parts[1] as TenantId, physical_index_id: parts[2] as PhysicalIndexId, record: e.type === 'put' ? (e.value as PhysicalIndexRecord) : null };
+}
+
+const liveOf = (physical: PhysicalIndexId, index: IndexId) =>
+  `Physical index '${physical}' is the live one of index '${index}' (the alias points at it); promote another physical index first (POST /v1/indexes/${index}/promote), then delete this one.`;
 
 export class MetadataCoordinator implements Coordinator {
   private readonly log: Logger;
@@ -285,6 +297,66 @@ export class MetadataCoordinator implements Coordinator {
     await this.backend.put(K.physical(rec.tenant_id, rec.physical_index_id), rec);
   }
 
+  async allocatePhysicalIndex(rec: PhysicalIndexRecord, max: number): Promise<AllocateResult> {
+    const tenant = rec.tenant_id;
+    const ik = K.index(tenant, rec.index_id);
+    const pk = K.physical(tenant, rec.physical_index_id);
+    const owned = async () => (await this.backend.range(K.physicals(tenant))).filter((kv) => (kv.value as PhysicalIndexRecord).index_id === rec.index_id);
+    const refused = await this.retry(`index '${rec.index_id}'`, async (): Promise<number | null | typeof RETRY> => {
+      const [idx, before] = await Promise.all([this.backend.get(ik), owned()]);
+      if (!idx) fail('index_not_found', { index: rec.index_id, tenant });
+      // the logical delete drops what it finds; a physical index written behind it would be left over
+      if ((idx.value as IndexRecord).status === 'deleting') fail('conflict', { reason: `Index '${rec.index_id}' is being deleted.` });
+      if (before.length >= max) return before.length;
+      const res = await this.backend.txn([unchanged(idx, ik), { key: pk, absent: true }], [{ type: 'put', key: pk, value: rec }]);
+      if (res.succeeded) return null;
+      if (await this.backend.get(pk)) fail('conflict', { reason: `Physical index id '${rec.physical_index_id}' is already in use; retry to get a new one.` });
+      return RETRY;
+    });
+    if (refused !== null) return { allocated: false, count: refused };
+    // A count is no lock: allocations on other routers may have passed it too. Commit order
+    // ranks every allocation the same for all of them, so the ones past the cap withdraw.
+    const after = await owned();
+    if (after.length <= max) return { allocated: true };
+    const rank = after.sort((a, b) => a.createRevision - b.createRevision).findIndex((kv) => kv.key === pk);
+    if (rank >= 0 && rank < max) return { allocated: true };
+    const mine = after[rank];
+    if (mine) await this.backend.txn([unchanged(mine, pk)], [{ type: 'delete', key: pk }]);
+    return { allocated: false, count: after.length - 1 };
+  }
+
+  markPhysicalIndexDeleting(tenant: TenantId, physical: PhysicalIndexId): Promise<PhysicalIndexRecord | undefined> {
+    return this.retry(`physical index '${physical}'`, async () => {
+      const pk = K.physical(tenant, physical);
+      const phys = await this.backend.get(pk);
+      if (!phys) return undefined;
+      const rec = phys.value as PhysicalIndexRecord;
+      const ik = K.index(tenant, rec.index_id);
+      const idx = await this.backend.get(ik);
+      if (idx && (idx.value as IndexRecord).physical_index_id === physical) fail('conflict', { reason: liveOf(physical, rec.index_id) });
+      if (rec.status === 'deleting') return rec;
+      const marked: PhysicalIndexRecord = { ...rec, status: 'deleting' };
+      // swapAlias compares the physical record too: whichever of the two commits second retries and sees the other
+      const res = await this.backend.txn([unchanged(idx, ik), unchanged(phys, pk)], [{ type: 'put', key: pk, value: marked }]);
+      return res.succeeded ? marked : RETRY;
+    });
+  }
+
+  deletePhysicalIndex(tenant: TenantId, physical: PhysicalIndexId): Promise<boolean> {
+    return this.retry(`physical index '${physical}'`, async () => {
+      const pk = K.physical(tenant, physical);
+      const phys = await this.backend.get(pk);
+      if (!phys) return false;
+      const rec = phys.value as PhysicalIndexRecord;
+      if (rec.status !== 'deleting') fail('conflict', { reason: `Physical index '${physical}' is not being deleted; mark it first.` });
+      const ik = K.index(tenant, rec.index_id);
+      const idx = await this.backend.get(ik);
+      if (idx && (idx.value as IndexRecord).physical_index_id === physical) fail('conflict', { reason: liveOf(physical, rec.index_id) });
+      const res = await this.backend.txn([unchanged(idx, ik), unchanged(phys, pk)], [{ type: 'delete', key: pk }]);
+      return res.succeeded ? true : RETRY;
+    });
+  }
+
   async getPhysicalIndex(tenant: TenantId, physical: PhysicalIndexId): Promise<PhysicalIndexRecord | undefined> {
     return (await this.backend.get(K.physical(tenant, physical)))?.value as PhysicalIndexRecord | undefined;
   }
@@ -314,6 +386,7 @@ export class MetadataCoordinator implements Coordinator {
         fail('conflict', { reason: `Physical index '${next}' was allocated for another index than '${index}'.` });
       }
       if (expected === next) return true;
+      if ((phys.value as PhysicalIndexRecord).status === 'deleting') fail('conflict', { reason: `Physical index '${next}' is being deleted; it cannot be promoted.` });
       const updated: IndexRecord = { ...rec, physical_index_id: next, updated_at: new Date().toISOString() };
       const res = await this.backend.txn([unchanged(idx, ik), unchanged(phys, pk)], [{ type: 'put', key: ik, value: updated }]);
       return res.succeeded ? true : RETRY;
@@ -487,7 +560,21 @@ export class MetadataCoordinator implements Coordinator {
       const ev = toMetaEvent(e);
       if (ev) cb(ev);
     });
-    return this.subscription(unwatch);
+    // Routers cache physical records: one deleted (or marked) must leave every router's cache,
+    // or a write through a stale entry would put data back into parts already dropped.
+    let unwatchPhysical: Unwatch;
+    try {
+      unwatchPhysical = await this.backend.watch('physical/', (e) => {
+        const ev = toPhysicalEvent(e);
+        if (ev) cb(ev);
+      });
+    } catch (err) {
+      await unwatch();
+      throw err;
+    }
+    return this.subscription(async () => {
+      await Promise.all([unwatch(), unwatchPhysical()]);
+    });
   }
 
   /** Delivers the current table (if any), then every newer one; epochs only ever increase. */

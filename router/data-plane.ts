@@ -110,8 +110,9 @@ export class DataPlane {
   private liveShards = new Set<string>();
   private placementRefresh: Promise<void> | null = null;
   private readonly indexes = new TtlCache<string, IndexRecord | null>(MAX_ENTRIES, POSITIVE_TTL_MS);
-  // Physical index records never change once written; only their existence does.
+  // Physical index records change once (marked `deleting`) before they go; the watch reports both.
   private readonly physicals = new TtlCache<string, PhysicalIndexRecord | null>(MAX_ENTRIES, POSITIVE_TTL_MS);
+  private physicalGeneration = 0;
   private readonly writes = new KeyedQueue();
   private readonly unsubscribers: Unsubscribe[] = [];
   private generation = 0;
@@ -155,6 +156,16 @@ export class DataPlane {
   }
 
   onMetaEvent(e: MetaEvent): void {
+    if (e.type === 'physical') {
+      const k = key(e.tenant_id, e.physical_index_id);
+      // A mark is never lifted: an older event arriving after this router's own mark must not
+      // make the index writable again while its parts are being dropped.
+      if (e.record && e.record.status !== 'deleting' && this.physicals.get(k)?.value?.status === 'deleting') return;
+      this.physicalGeneration++;
+      this.memoEpoch++;
+      this.physicals.set(k, e.record, e.record ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+      return;
+    }
     if (e.type !== 'index') return;
     this.generation++;
     this.memoEpoch++;
@@ -248,8 +259,10 @@ export class DataPlane {
     const k = key(tenant, id);
     const hit = this.physicals.get(k);
     if (hit !== undefined) return hit.value;
+    const gen = this.physicalGeneration;
     const rec = (await this.coordinator.getPhysicalIndex(tenant, PhysicalIndexId(id))) ?? null;
-    this.physicals.set(k, rec, rec ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+    // a read that started before a watch event may carry the record as it was before it
+    if (gen === this.physicalGeneration) this.physicals.set(k, rec, rec ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
     return rec;
   }
 
@@ -261,11 +274,13 @@ export class DataPlane {
   }
 
   rememberPhysical(rec: PhysicalIndexRecord): void {
+    this.physicalGeneration++;
     this.physicals.set(key(rec.tenant_id, rec.physical_index_id), rec);
     this.memoEpoch++;
   }
 
   forgetPhysical(tenant: TenantId, id: string): void {
+    this.physicalGeneration++;
     this.physicals.delete(key(tenant, id));
     this.memoEpoch++;
   }

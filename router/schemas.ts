@@ -143,21 +143,69 @@ export const IndexView = named(
 
 export const IndexCreate = named(
   'IndexCreate',
+  Type.Object(
+    {
+      index_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'),
+      name: Type.String({ minLength: 1, maxLength: 256 }),
+      parts: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 16, default: 1, description: 'Parts the index is split into; each part lives on its own partition (and, in a cluster, usually its own shard node). Large indexes use more.' }),
+      ),
+    },
+    // a misspelt `parts` would otherwise create a one-part index without a word
+    { additionalProperties: false, description: 'Unknown fields are refused (422 naming the field).' },
+  ),
+);
+
+export const IndexDeleted = named(
+  'IndexDeleted',
+  Type.Object(
+    {
+      index_id: Type.String(),
+      deleted: Type.Boolean(),
+      physical_index_ids: Type.Array(Type.String()),
+      documents_removed: Count,
+    },
+    { description: 'A logical index deleted, with every physical index it owned.' },
+  ),
+);
+
+export const PhysicalIndexDeleted = named(
+  'PhysicalIndexDeleted',
+  Type.Object(
+    {
+      physical_index_id: Type.String({ description: 'The physical index deleted, with its data.' }),
+      index_id: Type.String({ description: 'The logical index it belonged to; that index is not deleted.' }),
+      live_physical_index_id: Type.String({ description: 'The physical index the logical index still points at.' }),
+      deleted: Type.Literal(true),
+      documents_removed: Count,
+    },
+    { description: 'A physical index that was not live, deleted with its data.' },
+  ),
+);
+
+export const DeleteIndexResponse = Type.Union([IndexDeleted, PhysicalIndexDeleted], {
+  description: 'IndexDeleted for a logical index id, PhysicalIndexDeleted for a physical index id (it has `physical_index_id`).',
+});
+
+export const PhysicalIndexList = named(
+  'PhysicalIndexList',
   Type.Object({
-    index_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'),
-    name: Type.String({ minLength: 1, maxLength: 256 }),
-    parts: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 16, default: 1, description: 'Parts the index is split into; each part lives on its own partition (and, in a cluster, usually its own shard node). Large indexes use more.' }),
+    index_id: Type.String(),
+    live_physical_index_id: Type.String(),
+    max_physical_indexes: Type.Integer({ description: 'How many physical indexes the index may own at once, the live one included.' }),
+    items: Type.Array(
+      Type.Object({
+        physical_index_id: Type.String(),
+        created_at: Timestamp,
+        live: Type.Boolean({ description: 'The alias points at it: searches and writes by the logical id reach it.' }),
+        status: Type.Union([Type.Literal('ready'), Type.Literal('deleting')], { description: '`deleting`: a delete began and has not finished (repeat DELETE to finish it).' }),
+        parts: Type.Integer({ minimum: 1 }),
+        document_count: Type.Union([Count, Type.Null()], { description: 'Null when a part could not be reached.' }),
+      }),
+      { description: 'Oldest first.' },
     ),
   }),
 );
-
-export const IndexDeleted = Type.Object({
-  index_id: Type.String(),
-  deleted: Type.Boolean(),
-  physical_index_ids: Type.Array(Type.String()),
-  documents_removed: Count,
-});
 
 export const IndexStats = named(
   'IndexStats',

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SuggestError } from '../../node/runtime/errors.js';
 import { IndexId, JobId, KeyId, NodeId, PhysicalIndexId, TenantId } from '../../node/runtime/ids.js';
 import type { IndexRecord, JobKind, JobRecord, KeyRecord, MemberRecord, MetaEvent, PhysicalIndexRecord, PlacementTable, TenantRecord } from '../coordinator.js';
-import type { MetadataCoordinator } from '../metadata-coordinator.js';
+import type { CoordinationBackend } from '../coordination-backend.js';
+import { MetadataCoordinator } from '../metadata-coordinator.js';
 
 export interface ContractHarness {
   /** a new client of the harness's store; every client of one harness sees the same data */
@@ -86,6 +87,35 @@ export async function waitFor(what: string | (() => string), check: () => boolea
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(20);
   }
+}
+
+/**
+ * A client over `backend` whose first transaction waits, once its reads are done, until
+ * `release()`: the moment between reading records and the compare-and-swap that writes them.
+ */
+function gatedClient(backend: CoordinationBackend): { client: MetadataCoordinator; reached: Promise<void>; release: () => void } {
+  let arrived!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let first = true;
+  const gated = new Proxy(backend, {
+    get(target, prop) {
+      if (prop === 'txn') {
+        return async (...args: Parameters<CoordinationBackend['txn']>) => {
+          if (first) {
+            first = false;
+            arrived();
+            await gate;
+          }
+          return target.txn(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { client: new MetadataCoordinator(gated, { ownsBackend: false }), reached, release };
 }
 
 async function errorCode(p: Promise<unknown>): Promise<string> {
@@ -261,6 +291,129 @@ export function coordinatorContract(name: string, createHarness: HarnessFactory)
       });
     });
 
+    describe('physical index lifecycle', () => {
+      const A = TenantId('a');
+      const X = IndexId('x');
+      const P = PhysicalIndexId;
+
+      it('allocates up to the cap, the live physical index included, and refuses past it with the count', async () => {
+        await c.createIndex(indexRec('a', 'x', 'p0'), physRec('a', 'x', 'p0'));
+        for (let i = 1; i < 3; i++) expect(await c.allocatePhysicalIndex(physRec('a', 'x', `p${i}`, i), 3)).toEqual({ allocated: true });
+        expect(await c.allocatePhysicalIndex(physRec('a', 'x', 'p3', 3), 3)).toEqual({ allocated: false, count: 3 });
+        expect(await c.getPhysicalIndex(A, P('p3'))).toBeUndefined();
+        // other indexes and tenants have caps of their own
+        await c.createIndex(indexRec('a', 'y', 'q0'), physRec('a', 'y', 'q0'));
+        expect(await c.allocatePhysicalIndex(physRec('a', 'y', 'q1'), 3)).toEqual({ allocated: true });
+        // the logical index must exist and not be going away
+        expect(await errorCode(c.allocatePhysicalIndex(physRec('a', 'nope', 'n1'), 3))).toBe('index_not_found');
+        await c.updateIndex(A, IndexId('y'), (r) => ({ ...r, status: 'deleting' }));
+        expect(await errorCode(c.allocatePhysicalIndex(physRec('a', 'y', 'q2'), 3))).toBe('conflict');
+        expect(await c.getPhysicalIndex(A, P('q2'))).toBeUndefined();
+        // an id in use is not overwritten
+        expect(await errorCode(c.allocatePhysicalIndex(physRec('a', 'x', 'q0'), 99))).toBe('conflict');
+        expect((await c.getPhysicalIndex(A, P('q0')))?.index_id).toBe('y');
+      });
+
+      it('leaves exactly the cap when many clients allocate at once', async () => {
+        await c.createIndex(indexRec('a', 'x', 'p0'), physRec('a', 'x', 'p0'));
+        const c2 = await h.connect();
+        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? c : c2).allocatePhysicalIndex(physRec('a', 'x', `s${i}`, i), 4)));
+        expect(results.filter((r) => r.allocated)).toHaveLength(3);
+        const kept = (await c.listPhysicalIndexes(A, X)).map((p) => p.physical_index_id as string);
+        expect(kept).toHaveLength(4);
+        // what each was told matches what is stored
+        results.forEach((r, i) => expect(kept.includes(`s${i}`), `s${i}`).toBe(r.allocated));
+      });
+
+      it('marks and deletes a physical index that is not live, and refuses the live one', async () => {
+        await c.createIndex(indexRec('a', 'x', 'p1'), physRec('a', 'x', 'p1'));
+        await c.putPhysicalIndex(physRec('a', 'x', 'p2', 1));
+        expect(await errorCode(c.markPhysicalIndexDeleting(A, P('p1')))).toBe('conflict');
+        expect((await c.getPhysicalIndex(A, P('p1')))?.status).toBeUndefined();
+        // only a marked record may be removed
+        expect(await errorCode(c.deletePhysicalIndex(A, P('p2')))).toBe('conflict');
+        const marked = await c.markPhysicalIndexDeleting(A, P('p2'));
+        expect(marked).toEqual({ ...physRec('a', 'x', 'p2', 1), status: 'deleting' });
+        expect(await c.markPhysicalIndexDeleting(A, P('p2'))).toEqual(marked);
+        // once marked it can never become live
+        expect(await errorCode(c.swapAlias(A, X, P('p1'), P('p2')))).toBe('conflict');
+        expect((await c.getIndex(A, X))?.physical_index_id).toBe('p1');
+        expect(await c.deletePhysicalIndex(A, P('p2'))).toBe(true);
+        expect(await c.getPhysicalIndex(A, P('p2'))).toBeUndefined();
+        expect(await c.deletePhysicalIndex(A, P('p2'))).toBe(false);
+        expect(await c.markPhysicalIndexDeleting(A, P('p2'))).toBeUndefined();
+        expect((await c.listPhysicalIndexes(A, X)).map((p) => p.physical_index_id)).toEqual(['p1']);
+        // another tenant's id of the same name is another record
+        expect(await c.markPhysicalIndexDeleting(TenantId('b'), P('p1'))).toBeUndefined();
+      });
+
+      it('a promotion racing a delete of the same physical index never leaves the alias naming a deleted one', async () => {
+        await c.createIndex(indexRec('a', 'x', 'p0'), physRec('a', 'x', 'p0'));
+        const c2 = await h.connect();
+        for (let round = 1; round <= 25; round++) {
+          const next = P(`r${round}`);
+          await c.putPhysicalIndex(physRec('a', 'x', next, round));
+          const live = (await c.getIndex(A, X))!.physical_index_id;
+          // each side as the routes run it: the promotion swaps, the delete marks then removes;
+          // which one sets off first alternates, so that each wins some rounds
+          const promote = () => c.swapAlias(A, X, live, next);
+          const remove = () => c2.markPhysicalIndexDeleting(A, next).then(() => c2.deletePhysicalIndex(A, next));
+          let swap: PromiseSettledResult<boolean>;
+          let del: PromiseSettledResult<boolean>;
+          if (round % 2) [swap, del] = await Promise.allSettled([promote(), remove()]);
+          else [del, swap] = await Promise.allSettled([remove(), promote()]);
+          const swapped = swap.status === 'fulfilled' && swap.value;
+          const deleted = del.status === 'fulfilled' && del.value;
+          // exactly one side won, and the loser was refused
+          expect(swapped !== deleted, `round ${round}`).toBe(true);
+          if (!swapped) expect(swap.status === 'rejected' && swap.reason instanceof SuggestError && swap.reason.code).toBe('conflict');
+          if (!deleted) expect(del.status === 'rejected' && del.reason instanceof SuggestError && del.reason.code).toBe('conflict');
+          const alias = (await c.getIndex(A, X))!.physical_index_id;
+          const target = await c.getPhysicalIndex(A, alias);
+          expect(target, `round ${round}: the alias names ${alias}, which has no record`).toBeDefined();
+          expect(target?.status, `round ${round}`).toBeUndefined();
+        }
+      });
+
+      // The two interleavings the race above may or may not hit, forced: one side has read and
+      // is about to commit when the other commits.
+      it('a promotion that read before a delete marked the physical index is refused when it commits', async () => {
+        await c.createIndex(indexRec('a', 'x', 'p1'), physRec('a', 'x', 'p1'));
+        await c.putPhysicalIndex(physRec('a', 'x', 'p2', 1));
+        const g = gatedClient(c.backend);
+        const swap = errorCode(g.client.swapAlias(A, X, P('p1'), P('p2')));
+        await g.reached;
+        await c.markPhysicalIndexDeleting(A, P('p2'));
+        g.release();
+        expect(await swap).toBe('conflict');
+        expect((await c.getIndex(A, X))?.physical_index_id).toBe('p1');
+        expect(await c.deletePhysicalIndex(A, P('p2'))).toBe(true);
+        await g.client.close();
+      });
+
+      it('a delete that read before a promotion made the physical index live is refused when it commits', async () => {
+        await c.createIndex(indexRec('a', 'x', 'p1'), physRec('a', 'x', 'p1'));
+        await c.putPhysicalIndex(physRec('a', 'x', 'p2', 1));
+        const g = gatedClient(c.backend);
+        const mark = errorCode(g.client.markPhysicalIndexDeleting(A, P('p2')));
+        await g.reached;
+        expect(await c.swapAlias(A, X, P('p1'), P('p2'))).toBe(true);
+        g.release();
+        expect(await mark).toBe('conflict');
+        expect((await c.getPhysicalIndex(A, P('p2')))?.status).toBeUndefined();
+        expect((await c.getIndex(A, X))?.physical_index_id).toBe('p2');
+        await g.client.close();
+      });
+
+      it('the logical delete still removes physical indexes marked for deletion', async () => {
+        await c.createIndex(indexRec('a', 'x', 'p1'), physRec('a', 'x', 'p1'));
+        await c.putPhysicalIndex(physRec('a', 'x', 'p2', 1));
+        await c.markPhysicalIndexDeleting(A, P('p2'));
+        expect((await c.deleteIndex(A, X)).map((p) => p.physical_index_id).sort()).toEqual(['p1', 'p2']);
+        expect(await c.getPhysicalIndex(A, P('p2'))).toBeUndefined();
+      });
+    });
+
     describe('jobs', () => {
       it('lists newest first with a limit, per tenant and per kind', async () => {
         // inserted out of order: the listing must follow created_at, not insertion
@@ -382,7 +535,7 @@ export function coordinatorContract(name: string, createHarness: HarnessFactory)
         const unwatch = await c.watchMeta((e) => events.push(e));
         await c2.createTenant(tenantRec('a'));
         await c2.createIndex(indexRec('a', 'x', 'p1'), physRec('a', 'x', 'p1'));
-        await c2.putPhysicalIndex(physRec('a', 'x', 'p2')); // not a metadata event
+        await c2.putPhysicalIndex(physRec('a', 'x', 'p2')); // reported, but ordered apart from meta/
         await c2.swapAlias(TenantId('a'), IndexId('x'), PhysicalIndexId('p1'), PhysicalIndexId('p2'));
         await c2.putKey(keyRec('k1', 'a', 'h1'));
         await c2.putJob(jobRec('a', 'j1', 'ingestion', 1));
@@ -391,8 +544,8 @@ export function coordinatorContract(name: string, createHarness: HarnessFactory)
         await c2.deleteKey(KeyId('k1'));
         await c2.deleteJob(TenantId('a'), JobId('j1'));
         await c2.deleteIndex(TenantId('a'), IndexId('x'));
-        await waitFor('ten events', () => events.length >= 10);
-        const summary = events.map((e) => {
+        await waitFor('ten events', () => events.filter((e) => e.type !== 'physical').length >= 10);
+        const summary = events.filter((e) => e.type !== 'physical').map((e) => {
           switch (e.type) {
             case 'tenant':
               return `tenant ${e.tenant_id} ${e.record ? e.record.plan : 'deleted'}`;
@@ -422,8 +575,25 @@ export function coordinatorContract(name: string, createHarness: HarnessFactory)
         const unwatch2 = await c2.watchMeta((e) => later.push(e));
         await c2.createTenant(tenantRec('b'));
         await waitFor('the later event', () => later.length === 1);
-        expect(events).toHaveLength(10);
+        expect(events.filter((e) => e.type !== 'physical')).toHaveLength(10);
         unwatch2();
+      });
+
+      it('watchMeta reports physical index records: written, marked for deletion, deleted', async () => {
+        const c2 = await h.connect();
+        const events: MetaEvent[] = [];
+        const unwatch = await c.watchMeta((e) => {
+          if (e.type === 'physical') events.push(e);
+        });
+        await c2.createIndex(indexRec('a/b', 'x', 'p/1'), physRec('a/b', 'x', 'p/1'));
+        await c2.allocatePhysicalIndex(physRec('a/b', 'x', 'p2'), 16);
+        await c2.markPhysicalIndexDeleting(TenantId('a/b'), PhysicalIndexId('p2'));
+        await c2.deletePhysicalIndex(TenantId('a/b'), PhysicalIndexId('p2'));
+        await c2.deleteIndex(TenantId('a/b'), IndexId('x'));
+        await waitFor('five physical events', () => events.length >= 5);
+        const summary = events.map((e) => (e.type === 'physical' ? `${e.tenant_id} ${e.physical_index_id} ${e.record ? (e.record.status ?? 'ready') : 'deleted'}` : e.type));
+        expect(summary).toEqual(['a/b p/1 ready', 'a/b p2 ready', 'a/b p2 deleting', 'a/b p2 deleted', 'a/b p/1 deleted']);
+        unwatch();
       });
 
       it('watchPlacement delivers the current table, then newer epochs in order', async () => {

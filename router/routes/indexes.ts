@@ -1,16 +1,26 @@
 // Index administration: list, create, delete, stats, schema, merchandising, file-size limit,
-// physical-index allocation and promotion (the alias swap), and the status stream (SSE).
+// physical-index allocation, listing, promotion (the alias swap) and deletion, and the status
+// stream (SSE).
 //
 // Promotion: one compare-and-swap of the alias in the coordinator. A request resolves the alias
 // once and reads only the physical index it resolved, so every response comes wholly from the
 // old or wholly from the new one; other routers switch when the watch event reaches them
-// (milliseconds); the old physical index keeps serving until the logical index is deleted, so
-// a request still in flight on it completes. Before the swap, the new physical index's engines
-// are loaded on every replica that will answer it (warm-up.ts), within `ready_timeout_ms`.
+// (milliseconds); the old physical index keeps serving until it (or the logical index) is
+// deleted, so a request still in flight on it completes. Before the swap, the new physical
+// index's engines are loaded on every replica that will answer it (warm-up.ts), within
+// `ready_timeout_ms`.
+//
+// Physical-index lifecycle: at most MAX_PHYSICAL_INDEXES_PER_INDEX per logical index, so a
+// rebuild loop cannot pile up data and records; one that is not live is deleted in three steps:
+// marked `deleting` (a coordinator transaction that commits only while the alias names another,
+// and after which no promotion may name it and no write may enter it), its parts dropped, then
+// its record removed. So no record names dropped data without the mark, the record never goes
+// before the data (which would leave data nothing points at), and a failed drop leaves the mark
+// for a repeated DELETE to finish.
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { unpack } from 'msgpackr';
-import type { IndexRecord, PhysicalIndexRecord } from '../../coordinator/coordinator.js';
+import { MAX_PHYSICAL_INDEXES_PER_INDEX, type IndexRecord, type JobRecord, type PhysicalIndexRecord } from '../../coordinator/coordinator.js';
 import { fail, validationError } from '../../node/runtime/errors.js';
 import { IndexId, PhysicalIndexId, type TenantId } from '../../node/runtime/ids.js';
 import type { ResolvedIndex } from '../data-plane.js';
@@ -19,13 +29,14 @@ import { defineRoute, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
 import {
   AllocateResponse,
+  DeleteIndexResponse,
   FileSizeLimit,
   IndexCreate,
-  IndexDeleted,
   IndexSchema,
   IndexStats,
   IndexView,
   Merchandising,
+  PhysicalIndexList,
   WARM_READY_TIMEOUT_MS,
   PromoteBody,
   PromoteResponse,
@@ -40,15 +51,22 @@ import { IndexParams, nowIso, tenantOf } from './common.js';
 const tags = ['indexes'];
 /** How long after a swap the previous physical index's engines are let go (other routers switch within milliseconds). */
 const UNLOAD_PREVIOUS_AFTER_MS = 5_000;
+/** How long a physical-index delete waits for the runners of jobs it canceled to let go before it drops the parts. */
+const JOB_STOP_WAIT_MS = 10_000;
+/** Jobs looked at for ones still using a physical index (the tenant's newest; older ones have long finished). */
+const JOBS_SCANNED = 200;
+const ACTIVE_JOB = new Set<JobRecord['status']>(['queued', 'processing']);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A fresh physical index id: readable prefix from the logical id, random suffix; fits ID_PATTERN. */
 export function newPhysicalId(indexId: string): string {
   return `${indexId.slice(0, 96)}--${randomBytes(6).toString('hex')}`;
 }
 
-/** 409 while an index is being deleted: nothing may be written into it. */
+/** 409 while an index, or the physical index addressed, is being deleted: nothing may be written into it. */
 export function assertWritable(target: ResolvedIndex, named: string): void {
   if (target.index.status === 'deleting') fail('conflict', { reason: `Index '${named}' is being deleted.` });
+  if (target.physical.status === 'deleting') fail('conflict', { reason: `Physical index '${target.physical.physical_index_id}' is being deleted.` });
 }
 
 function decodeEngine(bytes: Buffer): unknown {
@@ -87,6 +105,62 @@ export function indexRoutes(deps: RouterDeps): Route[] {
     const physical = await data.physical(tenant, rec.physical_index_id);
     const count = physical ? await data.documentCount(tenant, physical) : 0;
     return indexView(rec, count);
+  };
+
+  /** Queued or running jobs (ingestion writing into it, export reading it) of one physical index. */
+  const jobsOn = async (tenant: TenantId, physicalId: string): Promise<JobRecord[]> =>
+    (await coordinator.listJobs(tenant, null, JOBS_SCANNED)).filter((j) => ACTIVE_JOB.has(j.status) && j.state.physical_index_id === physicalId);
+
+  /**
+   * Deletes a physical index that is not live. Jobs found on it refuse the delete (409), as they
+   * refuse a promotion: the caller decides whether the job's work should be thrown away. A job
+   * started between that check and the mark is canceled, since everything it writes is about to
+   * be dropped.
+   */
+  const deletePhysical = async (tenant: TenantId, target: ResolvedIndex) => {
+    const id = target.physical.physical_index_id;
+    const logicalId = target.index.index_id;
+    // the stored alias, not this router's cache: another router may have promoted a moment ago
+    const current = await coordinator.getIndex(tenant, logicalId);
+    if (!current) return fail('index_not_found', { index: id, tenant });
+    if (current.status === 'deleting') fail('conflict', { reason: `Index '${logicalId}' is being deleted, with every physical index it owns.` });
+    if (current.physical_index_id === id) {
+      fail('conflict', { reason: `Physical index '${id}' is the live one of index '${logicalId}' (the alias points at it); promote another physical index first (POST /v1/indexes/${logicalId}/promote), then delete this one.` });
+    }
+    const stored = await coordinator.getPhysicalIndex(tenant, id);
+    if (!stored) return fail('index_not_found', { index: id, tenant });
+    if (stored.status !== 'deleting') {
+      const busy = (await jobsOn(tenant, id))[0];
+      if (busy) {
+        const what = busy.kind === 'export' ? 'is still reading' : 'is still writing to';
+        const route = busy.kind === 'export' ? 'export-jobs' : 'ingestion-jobs';
+        fail('conflict', { reason: `${busy.kind === 'export' ? 'Export' : 'Ingestion'} job ${busy.job_id} ${what} '${id}'; cancel it (DELETE /v1/${route}/${busy.job_id}) or let it finish, then delete the physical index.` });
+      }
+    }
+    // conflict here when a promotion on another router made it live since the read above
+    const marked = await coordinator.markPhysicalIndexDeleting(tenant, id);
+    if (!marked) return fail('index_not_found', { index: id, tenant });
+    // Before the drop is queued: a write on this router that passed assertWritable is already
+    // queued ahead of it; any later one sees the mark and is refused.
+    data.rememberPhysical(marked);
+    const late = await jobsOn(tenant, id);
+    for (const j of late) await deps.jobs.cancel(j).catch(() => undefined);
+    const deadline = Date.now() + JOB_STOP_WAIT_MS;
+    for (const j of late) {
+      while (Date.now() < deadline && (await coordinator.jobLeaseHolder(j.job_id)) !== null) await sleep(100);
+    }
+    const removed = await data.serialize(tenant, id, () => data.drop(tenant, marked));
+    await coordinator.deletePhysicalIndex(tenant, id);
+    data.forgetPhysical(tenant, id);
+    deps.limits.forget(tenant);
+    const after = await coordinator.getIndex(tenant, logicalId);
+    return {
+      physical_index_id: id as string,
+      index_id: logicalId as string,
+      live_physical_index_id: (after ?? current).physical_index_id as string,
+      deleted: true as const,
+      documents_removed: removed,
+    };
   };
 
   return [
@@ -294,7 +368,9 @@ export function indexRoutes(deps: RouterDeps): Route[] {
       path: '/v1/indexes/{index_id}/allocate-physical-id',
       operationId: 'allocatePhysicalIndex',
       summary: 'Allocate an empty physical index for a staging build',
-      description: 'The physical index exists, empty, from then on; fill it by using its id in place of {index_id} in the document and ingestion routes, then promote it.',
+      description:
+        'The physical index exists, empty, from then on; fill it by using its id in place of {index_id} in the document and ingestion routes, then promote it. ' +
+        `An index owns at most ${MAX_PHYSICAL_INDEXES_PER_INDEX} physical indexes at once, the live one included (each keeps its data until deleted): past that, 409 \`conflict\` with the count; delete unused ones with DELETE /v1/indexes/{physical_index_id} (GET /v1/indexes/{index_id}/physical-indexes lists them).`,
       tags,
       access: 'private',
       tenant: true,
@@ -304,17 +380,57 @@ export function indexRoutes(deps: RouterDeps): Route[] {
       async handler(req) {
         const t = tenantOf(req);
         const target = await data.resolve(t.id, req.params.index_id);
-        if (target.index.status === 'deleting') fail('conflict', { reason: `Index '${target.index.index_id}' is being deleted.` });
+        const logicalId = target.index.index_id;
+        if (target.index.status === 'deleting') fail('conflict', { reason: `Index '${logicalId}' is being deleted.` });
         const physical: PhysicalIndexRecord = {
           tenant_id: t.id,
-          physical_index_id: PhysicalIndexId(newPhysicalId(target.index.index_id)),
-          index_id: target.index.index_id,
+          physical_index_id: PhysicalIndexId(newPhysicalId(logicalId)),
+          index_id: logicalId,
           parts: target.physical.parts,
           created_at: nowIso(),
         };
-        await coordinator.putPhysicalIndex(physical);
+        const res = await coordinator.allocatePhysicalIndex(physical, MAX_PHYSICAL_INDEXES_PER_INDEX);
+        if (!res.allocated) {
+          fail('conflict', {
+            reason:
+              `Index '${logicalId}' has ${res.count} physical indexes, the most it may have (${MAX_PHYSICAL_INDEXES_PER_INDEX}, the live one included). ` +
+              `Delete unused ones with DELETE /v1/indexes/{physical_index_id} (GET /v1/indexes/${logicalId}/physical-indexes lists them), then allocate again.`,
+          });
+        }
         data.rememberPhysical(physical);
         return { index_id: target.index.index_id as string, physical_index_id: physical.physical_index_id as string };
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/v1/indexes/{index_id}/physical-indexes',
+      operationId: 'listPhysicalIndexes',
+      summary: 'The physical indexes of an index, the live one flagged',
+      description: `Every physical index the index owns (at most ${MAX_PHYSICAL_INDEXES_PER_INDEX}), oldest first: the live one, staging builds and old ones kept since a promotion. Delete the ones not needed with DELETE /v1/indexes/{physical_index_id}. A physical id in the path lists the physical indexes of its logical index.`,
+      tags,
+      access: 'private',
+      tenant: true,
+      params: IndexParams,
+      response: { description: 'The physical indexes.', schema: PhysicalIndexList },
+      errors: ['index_not_found', 'unavailable'],
+      async handler(req) {
+        const t = tenantOf(req);
+        const target = await data.resolve(t.id, req.params.index_id);
+        const logical = (await coordinator.getIndex(t.id, target.index.index_id)) ?? target.index;
+        const physicals = await coordinator.listPhysicalIndexes(t.id, logical.index_id);
+        // counted from list pages, as the status stream does: stats would load every part's engine
+        const items = await Promise.all(
+          physicals.map(async (p) => ({
+            physical_index_id: p.physical_index_id as string,
+            created_at: p.created_at,
+            live: p.physical_index_id === logical.physical_index_id,
+            status: p.status ?? 'ready',
+            parts: p.parts,
+            document_count: await deps.jobs.countDocuments(t.id, p).catch(() => null),
+          })),
+        );
+        return { index_id: logical.index_id as string, live_physical_index_id: logical.physical_index_id as string, max_physical_indexes: MAX_PHYSICAL_INDEXES_PER_INDEX, items };
       },
     }),
 
@@ -338,6 +454,7 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const physical = await data.physical(t.id, next);
         if (!physical) fail('index_not_found', { index: next, tenant: t.id });
         if (physical.index_id !== logical.index_id) fail('conflict', { reason: `Physical index '${next}' belongs to index '${physical.index_id}', not '${logical.index_id}'.` });
+        if (physical.status === 'deleting') fail('conflict', { reason: `Physical index '${next}' is being deleted; it cannot be promoted.` });
         // a staging build still being filled must not go live half-done
         const filling = await deps.jobs.activeJobsOn(t.id, next);
         if (filling.length > 0) fail('conflict', { reason: `Ingestion job ${filling[0]} is still writing to '${next}'; promote it once the job has finished (or cancel the job).` });
@@ -369,21 +486,23 @@ export function indexRoutes(deps: RouterDeps): Route[] {
       method: 'DELETE',
       path: '/v1/indexes/{index_id}',
       operationId: 'deleteIndex',
-      summary: 'Delete an index and all its data',
-      description: 'Drops every part of every physical index of the index on its shard node, then the metadata. A physical index id is refused (409): delete the logical index.',
+      summary: 'Delete an index and all its data, or one physical index that is not live',
+      description:
+        'A logical index id: drops every part of every physical index of the index on its shard node, then the metadata (IndexDeleted); running jobs of the index are canceled. ' +
+        'A physical index id (an old or staging build): drops that physical index\'s parts and its record; the logical index and its live physical index are untouched (PhysicalIndexDeleted). ' +
+        'The live one (the alias points at it) is refused with 409 `conflict`: promote another first. A queued or running job on it (ingestion writing, export reading) is refused with 409 naming the job: cancel it or let it finish; a job started while the delete is under way is canceled. ' +
+        'While it is being deleted the physical index refuses writes and promotion (409); if a shard could not be reached it stays `deleting` (see physical-indexes) and repeating the DELETE finishes it.',
       tags,
       access: 'private',
       tenant: true,
       params: IndexParams,
-      response: { description: 'What was deleted.', schema: IndexDeleted },
+      response: { description: 'What was deleted.', schema: DeleteIndexResponse },
       errors: ['index_not_found', 'conflict', 'unavailable'],
       async handler(req) {
         const t = tenantOf(req);
         const target = await data.resolve(t.id, req.params.index_id);
         const logical = target.index;
-        if (target.viaPhysical) {
-          fail('conflict', { reason: `'${req.params.index_id}' is a physical index of '${logical.index_id}'; delete '${logical.index_id}' to remove it with every physical index.` });
-        }
+        if (target.viaPhysical) return deletePhysical(t.id, target);
         return data.serialize(t.id, logical.physical_index_id, async () => {
           // Marked first: if a shard is unreachable the index stays visible as `deleting` and a
           // retry of DELETE finishes the job; metadata never disappears before the data.
