@@ -79,8 +79,8 @@ export class Auth {
 
   /** 403 `forbidden_key_kind` unless the key's kind may call a route of `access`. */
   checkAccess(key: KeyRecord, access: Access): void {
-    if (access === 'admin' && key.kind !== 'admin') fail('forbidden_key_kind', { kind: key.kind, needed: 'admin' });
-    if (access === 'private' && key.kind === 'public') fail('forbidden_key_kind', { kind: 'public', needed: 'private or admin' });
+    if (access === 'admin' && key.kind !== 'admin') fail('forbidden_key_kind', { kind: key.kind, needed: 'an admin key' });
+    if (access === 'private' && key.kind === 'public') fail('forbidden_key_kind', { kind: 'public', needed: 'a private or admin key' });
   }
 
   /** The tenant a request acts for. */

@@ -11,6 +11,20 @@
 //   pass unknown methods to `any()` reach the QUERY routes directly through the same table.
 // - Every request/response object is only valid synchronously; an exception thrown out of the
 //   handler kills the process, so everything here is guarded.
+// - HEAD reaches `any()` like GET, and `end(body)` would send the body. `endWithoutBody(n)` writes
+//   `Content-Length: n` but then waits for n body bytes (the response stays pending and the next
+//   request on the connection is dropped); `endWithoutBody(undefined, ...)` reports a length of
+//   2^63. Only `endWithoutBody()` with no arguments ends a response cleanly, so a HEAD answer
+//   writes its Content-Length header itself.
+// - `getHeader()` returns a value byte per char (Latin-1), with bytes below 33 *or above 127*
+//   trimmed from both ends: a value made only of such bytes reads as '' like an absent header;
+//   `forEach()` still lists the header, which tells the two apart.
+// - A request line whose target does not start with `/` (absolute-form `GET http://host/x`,
+//   asterisk-form `OPTIONS *`) or whose version is not exactly `HTTP/1.1` never reaches JS: uWS
+//   waits for more bytes and drops the connection at its 10 s idle timeout. No answer is possible
+//   from here; router/DESIGN.md ("uWS v20.30 caveat") has the details. What a build that hands
+//   such targets over gets is decided all the same: absolute-form served by its path, others 400.
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
@@ -73,6 +87,8 @@ export class Exchange {
   bodyStream: RequestBodyStream | null = null;
   /** declared Content-Length of a streaming route; null when absent */
   contentLength: number | null = null;
+  /** a HEAD request: answered like GET, with the status and headers but never a body */
+  readonly head: boolean;
   private abortHooks: (() => void)[] = [];
 
   constructor(
@@ -82,7 +98,9 @@ export class Exchange {
     readonly path: string,
     readonly route: CompiledRoute | null,
     readonly start: number,
-  ) {}
+  ) {
+    this.head = method === 'HEAD';
+  }
 
   readonly onAborted = (): void => {
     this.aborted = true;
@@ -155,17 +173,23 @@ export class Exchange {
     this.abortHooks.push(() => {
       for (const l of listeners) l();
     });
-    res.onWritable(() => {
-      release();
-      return true;
-    });
+    if (!this.head) {
+      res.onWritable(() => {
+        release();
+        return true;
+      });
+    }
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
       res.writeHeader('content-type', reply.contentType);
       res.writeHeader('access-control-allow-origin', '*');
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
+      // the length of a streamed body is not known in advance: a HEAD answer has none
+      if (this.head) res.endWithoutBody();
     });
-    const isAborted = () => this.aborted;
+    // On HEAD the producer still runs, against a sink that is closed from the start, so whatever
+    // the handler opened for it (a file being read, a subscription) is released.
+    const isAborted = () => this.aborted || this.head;
     const sink: ResponseSink = {
       get aborted() {
         return isAborted();
@@ -188,24 +212,32 @@ export class Exchange {
     };
     try {
       await reply.produce(sink);
-      if (!this.aborted) res.cork(() => res.end());
+      if (!isAborted()) res.cork(() => res.end());
     } catch (err) {
       this.server.internal(err, this);
       // a truncated body must not look complete: close instead of ending the chunked stream
-      if (!this.aborted) res.close();
+      if (!isAborted()) res.close();
     }
   }
 
   private writeOut(status: number, body: string | Buffer, contentType: string, headers: Record<string, string> | undefined): void {
     const res = this.res;
     const close = !this.bodyComplete;
+    const head = this.head;
     this.bodyStream?.detach();
     res.cork(() => {
       res.writeStatus(statusLine(status));
       res.writeHeader('content-type', contentType);
       res.writeHeader('access-control-allow-origin', '*');
       if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-      res.end(body, close);
+      if (!head) res.end(body, close);
+      // endWithoutBody() cannot close the connection (see the header of this file); a HEAD whose
+      // own body was too large to drain gets `Content-Length: 0` and the close instead
+      else if (close) res.end('', true);
+      else {
+        res.writeHeader('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+        res.endWithoutBody();
+      }
     });
   }
 }
@@ -281,14 +313,28 @@ export class HttpServer {
   private onRequest(res: HttpResponse, req: HttpRequest): void {
     const start = performance.now();
     let x: Exchange | null = null;
+    let isHead = false;
     try {
       let method = req.getMethod().toUpperCase();
-      const path = req.getUrl();
+      let path = req.getUrl();
+      if (path.charCodeAt(0) !== 47 /* / */) {
+        // unreachable with uWS v20.30 (see the header), decided for a build that hands these over
+        const origin = absoluteFormPath(path);
+        if (origin === null) {
+          x = new Exchange(this, res, method, path.slice(0, 200), null, start);
+          res.onAborted(x.onAborted);
+          if (hasBody(req)) dropBody(x, res);
+          return x.error(suggestError('bad_request', { reason: 'The request target must be a path starting with / (or an absolute http URL); this service has no server-wide resources.' }));
+        }
+        path = origin;
+      }
       if (method === 'POST') {
         const override = req.getHeader('x-http-method-override');
         if (override !== '' && override.toUpperCase() === 'QUERY') method = 'QUERY';
       }
-      const m = this.table.match(method, path);
+      // Every GET route answers HEAD (RFC 9110 9.3.2); the exchange leaves the body out.
+      isHead = method === 'HEAD';
+      const m = this.table.match(isHead ? 'GET' : method, path);
       if (m.kind !== 'found') {
         x = new Exchange(this, res, method, path, null, start);
         if (hasBody(req)) {
@@ -296,15 +342,40 @@ export class HttpServer {
           res.onAborted(x.onAborted);
           dropBody(x, res);
         }
-        this.unmatched(x, m.kind === 'method' ? m.allowed : null);
+        this.unmatched(x, m.kind === 'method' ? withHead(m.allowed) : null);
         return;
       }
       const route = m.route;
       const names = route.validator.headerNames;
       const headerValues = new Array<string>(names.length);
-      for (let i = 0; i < names.length; i++) headerValues[i] = req.getHeader(names[i]!);
-      const head: RequestHead = { apiKey: req.getHeader('x-api-key'), contentType: req.getHeader('content-type'), query: req.getQuery(), headerValues };
-      if (this.fast !== null && route.spec.fast !== undefined && route.bodyMode === 'none' && !hasBody(req)) {
+      let unreadable: SuggestError | null = null;
+      for (let i = 0; i < names.length; i++) {
+        const v = headerText(req.getHeader(names[i]!));
+        if (v === undefined) unreadable ??= unreadableHeader(names[i]!, false);
+        headerValues[i] = v ?? '';
+      }
+      // Only the headers this route reads are checked: a garbled key on /healthz changes nothing.
+      let apiKey = req.getHeader('x-api-key');
+      if (route.spec.access !== 'none') {
+        const v = apiKey === '' ? (hasHeader(req, 'x-api-key') ? undefined : '') : headerText(apiKey);
+        if (v === undefined) unreadable ??= unreadableHeader('x-api-key', apiKey === '');
+        apiKey = v ?? '';
+      }
+      let contentType = req.getHeader('content-type');
+      if (route.bodyMode !== 'none') {
+        // an empty content type would otherwise pass for an absent one, which JSON routes accept
+        const v = contentType === '' ? (hasHeader(req, 'content-type') ? undefined : '') : headerText(contentType);
+        if (v === undefined) unreadable ??= unreadableHeader('content-type', contentType === '');
+        contentType = v ?? '';
+      }
+      if (unreadable !== null) {
+        x = new Exchange(this, res, method, path, route, start);
+        res.onAborted(x.onAborted);
+        if (hasBody(req)) dropBody(x, res);
+        return x.error(unreadable);
+      }
+      const head: RequestHead = { apiKey, contentType, query: req.getQuery(), headerValues };
+      if (!isHead && this.fast !== null && route.spec.fast !== undefined && route.bodyMode === 'none' && !hasBody(req)) {
         // Answered before this callback returns: no abort handler, no exchange, no promise.
         const answer = this.fast(route, method, path, m.params, head);
         if (typeof answer === 'string') {
@@ -348,7 +419,7 @@ export class HttpServer {
       else {
         // Nothing was set up: answer directly, the request is still in scope.
         this.opts.log.error('request setup failed', { err: err instanceof Error ? err : String(err) });
-        res.writeStatus(statusLine(500)).writeHeader('content-type', JSON_TYPE).end(JSON.stringify({ detail: 'Internal error.', code: 'internal' }), true);
+        res.writeStatus(statusLine(500)).writeHeader('content-type', JSON_TYPE).end(isHead ? '' : JSON.stringify({ detail: 'Internal error.', code: 'internal' }), true);
       }
     }
   }
@@ -437,6 +508,52 @@ function dropBody(x: Exchange, res: HttpResponse): void {
   const stream = new RequestBodyStream(res);
   stream.drain(() => undefined);
   x.bodyStream = stream;
+}
+
+/**
+ * The path of an absolute-form request target (`http://host/path`), which RFC 9112 3.2.2 has a
+ * server accept and serve like its origin-form; null for any other target not starting with `/`
+ * (asterisk-form `*`, authority-form `host:port`, garbage).
+ */
+export function absoluteFormPath(target: string): string | null {
+  const m = /^https?:\/\/[^/?#\s]*(\/[^?#\s]*)?$/i.exec(target);
+  return m ? (m[1] ?? '/') : null;
+}
+
+/** `allowed` with HEAD wherever GET is in it: every GET route answers HEAD too. */
+function withHead(allowed: string[]): string[] {
+  return allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'].sort() : allowed;
+}
+
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * A header value as text: uWS hands it over one char per byte, so anything beyond ASCII is
+ * decoded here as UTF-8; undefined when the bytes are not UTF-8.
+ */
+function headerText(raw: string): string | undefined {
+  if (!NON_ASCII.test(raw)) return raw;
+  const bytes = Buffer.from(raw, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : undefined;
+}
+
+/** Whether the request carries header `name` (lower case), even with an empty value. */
+function hasHeader(req: HttpRequest, name: string): boolean {
+  let found = false;
+  req.forEach((k) => {
+    if (k === name) found = true;
+  });
+  return found;
+}
+
+/**
+ * 400 for a header this route reads whose value is not text. An empty value stands here for one
+ * made only of bytes beyond ASCII, which uWS trims away; read as absent it would turn a garbled
+ * key into "send a key" and a garbled content type into "JSON assumed".
+ */
+function unreadableHeader(name: string, empty: boolean): SuggestError {
+  const what = empty ? 'is empty (bytes beyond ASCII at either end of a header value are dropped before it is read)' : 'is not valid UTF-8 text';
+  return suggestError('bad_request', { reason: `The ${name} header ${what}; send its value as ASCII text.` });
 }
 
 function hasBody(req: HttpRequest): boolean {

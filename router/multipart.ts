@@ -19,6 +19,8 @@ export interface UploadTarget {
   /** records above which the scan stops counting (the immediate/background threshold) */
   scanCap: number;
   put(chunks: AsyncIterable<pb.BlobChunk>): Promise<pb.BlobRef>;
+  /** removes the blob `put` stored, when the upload is refused after all */
+  discard?(ref: pb.BlobRef): Promise<void>;
 }
 
 export interface ReceivedFile {
@@ -35,12 +37,21 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 /** Blob messages are coalesced to about this size (fewer gRPC messages, fewer writes). */
 const CHUNK_TARGET = 256 * 1024;
 const FIELDS = new Set(['format', 'encoding', 'source_type', 'source_filename']);
+/**
+ * Parts and fields a multipart body may have. An upload needs one file and four fields; the room
+ * above that is for form builders that add fields or empty file inputs of their own. Past either
+ * limit the parser drops the remaining parts, which could be the file itself: the upload is
+ * refused rather than answered as if the file were missing.
+ */
+export const MAX_PARTS = 40;
+export const MAX_FIELDS = 20;
+const FIELD_HINT = 'send the file in the field `file` and at most the fields format, encoding, source_type and source_filename.';
 
 export function tooLarge(limit: number, hint: string): SuggestError {
   return suggestError('payload_too_large', { limit, hint });
 }
 
-/** The file of a multipart upload, stored as a blob. 413 over the limit, 422 without a `file` part. */
+/** The file of a multipart upload, stored as a blob. 413 over the limit, 422 without a `file` part or with too many parts. */
 export function receiveMultipart(body: Readable | null, contentType: string, contentLength: number | null, target: UploadTarget): Promise<ReceivedFile> {
   if (contentLength !== null && contentLength > target.limit + MULTIPART_OVERHEAD) return Promise.reject(tooLarge(target.limit, target.hint));
   if (!body) return Promise.reject(missingFile());
@@ -54,7 +65,9 @@ export function receiveMultipart(body: Readable | null, contentType: string, con
     };
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: { 'content-type': contentType }, limits: { files: 1, fields: 20, fieldSize: 4096, parts: 40, headerPairs: 100 } });
+      // busboy reports `partsLimit` once the limit-th part has ended, before anything is dropped:
+      // one more than allowed makes the event mean "too many".
+      bb = busboy({ headers: { 'content-type': contentType }, limits: { fields: MAX_FIELDS, fieldSize: 4096, parts: MAX_PARTS + 1, headerPairs: 100 } });
     } catch (err) {
       settle(invalidBody(`the multipart body cannot be read (${(err as Error).message})`));
       return;
@@ -76,6 +89,15 @@ export function receiveMultipart(body: Readable | null, contentType: string, con
       // a failed store (too large, node down) answers now; the transport drains the rest
       stored.catch((err: unknown) => settle(err));
     });
+    const refuse = (err: SuggestError) => {
+      if (settled) return;
+      settle(err);
+      // stops the file part too; a file already stored is removed
+      bb.destroy();
+      stored?.then((f) => target.discard?.(f.ref)).catch(() => undefined);
+    };
+    bb.on('partsLimit', () => refuse(tooManyParts(`more than ${MAX_PARTS} parts`)));
+    bb.on('fieldsLimit', () => refuse(tooManyParts(`more than ${MAX_FIELDS} fields`)));
     bb.on('error', (err: unknown) => settle(invalidBody(`the multipart body cannot be read (${(err as Error).message})`)));
     bb.on('close', () => {
       if (!stored) settle(missingFile());
@@ -129,6 +151,10 @@ async function* blobChunks(stream: AsyncIterable<Buffer | Uint8Array>, target: U
 
 function missingFile(): SuggestError {
   return validationError([{ loc: ['body', 'file'], msg: 'Field required: send the file in the multipart field `file`.', type: 'missing' }]);
+}
+
+function tooManyParts(what: string): SuggestError {
+  return validationError([{ loc: ['body'], msg: `Too many parts in the multipart body (${what}): ${FIELD_HINT}`, type: 'too_long' }]);
 }
 
 function invalidBody(msg: string): SuggestError {

@@ -49,6 +49,8 @@ export function documentedErrors(route: CompiledRoute): ErrorCode[] {
     codes.add('unsupported_media_type');
   }
   if (route.bodyMode === 'query') codes.add('invalid_query_content');
+  // a header the route reads whose value is not text (http-server.ts)
+  if (s.access !== 'none' || route.bodyMode !== 'none' || Object.keys(route.headerSchema?.properties ?? {}).length > 0) codes.add('bad_request');
   if (s.feature) codes.add('plan_required');
   if (s.notImplemented !== undefined || !s.handler) codes.add('not_implemented');
   for (const c of s.errors ?? []) codes.add(c);
@@ -177,6 +179,8 @@ export function buildOpenApi(routes: CompiledRoute[]): Record<string, Json> {
         'Every request but the contract, discovery and health routes carries an API key in `x-api-key`. ' +
         'Errors: 422 has `{"detail": [{"loc", "msg", "type"}]}`; every other error `{"detail": "...", "code": "..."}`. ' +
         'An unknown path answers 404 `not_found`, a known path with another method 405 `method_not_allowed` (with an Allow header). ' +
+        'Every GET operation also answers HEAD: the same status and headers, Content-Length included when the GET body has one, and no body. ' +
+        'A header an operation reads (`x-api-key`, `content-type` where a body is read, its declared headers) whose value is not valid UTF-8 text, or an empty `x-api-key` or `content-type`, answers 400 `bad_request` naming the header. ' +
         'Operations under `x-query` use the HTTP QUERY method.',
     },
     tags: [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),

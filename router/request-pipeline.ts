@@ -25,8 +25,9 @@ class RouteRequest implements Req<Record<string, unknown>, Record<string, unknow
     private readonly contentTypeHeader: string,
   ) {}
 
+  /** GET for a HEAD request: the handler is the GET route's, the transport leaves the body out */
   get method(): HttpMethod {
-    return this.x.method as HttpMethod;
+    return (this.x.head ? 'GET' : this.x.method) as HttpMethod;
   }
 
   get path(): string {

@@ -59,9 +59,10 @@ function pointerToLoc(path: string): (string | number)[] {
 function messageOf(e: ValueError): string {
   if (e.type === ValueErrorType.ObjectRequiredProperty) return 'Field required.';
   if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'Unknown field.';
-  // a union can carry a sentence saying which forms it takes (`x-hint`)
+  // a union or a pattern can carry a sentence saying what it takes (`x-hint`): a regular
+  // expression is no answer for a person
   const hint = (e.schema as { 'x-hint'?: unknown })['x-hint'];
-  if (e.type === ValueErrorType.Union && typeof hint === 'string') return hint;
+  if ((e.type === ValueErrorType.Union || e.type === ValueErrorType.StringPattern) && typeof hint === 'string') return hint;
   const anyOf = (e.schema as { anyOf?: { const?: unknown }[] }).anyOf;
   if (e.type === ValueErrorType.Union && anyOf && anyOf.every((s) => s.const !== undefined)) {
     return `Expected one of: ${anyOf.map((s) => JSON.stringify(s.const)).join(', ')}.`;

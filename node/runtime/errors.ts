@@ -16,7 +16,7 @@ export const ERRORS = {
   invalid_query_content: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, message: 'The QUERY body is not valid: {reason}' },
   missing_api_key: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, message: 'Send an API key in the x-api-key header.' },
   unknown_api_key: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, message: 'The API key in x-api-key is not known; check it or ask an administrator for a new one.' },
-  forbidden_key_kind: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, message: 'A {kind} key cannot call this route; it needs a {needed} key.' },
+  forbidden_key_kind: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, message: 'A {kind} key cannot call this route; it needs {needed}.' },
   forbidden_tenant: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, message: "This key belongs to tenant '{own}' and cannot act for tenant '{requested}'." },
   tenant_mismatch: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT, message: 'tenant_id and X-Tenant-Id name different tenants.' },
   plan_required: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, message: "{feature} needs a paid plan; tenant '{tenant}' is on the '{plan}' plan." },

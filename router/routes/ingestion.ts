@@ -10,12 +10,13 @@
 // with a hint to use the presigned route next time.
 import { Type } from '@sinclair/typebox';
 import type { JobRecord } from '../../coordinator/coordinator.js';
+import { hasControlChar } from '../../node/runtime/document.js';
 import { fail, invalid } from '../../node/runtime/errors.js';
 import type { DocumentMapping, UploadFormat } from '../../node/runtime/job-state.js';
 import type { ShardApi } from '../../node/runtime/shard-api.js';
 import type { ResolvedIndex } from '../data-plane.js';
 import { newBlobId, newJobId, type StartResponse } from '../job-service.js';
-import { receiveMultipart, receiveRaw, tooLarge } from '../multipart.js';
+import { MAX_FIELDS, MAX_PARTS, receiveMultipart, receiveRaw, tooLarge } from '../multipart.js';
 import { defineRoute, type Req, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
 import { CloudComplete, DocumentInput, DocumentsBody, MAX_INLINE_DOCUMENTS, StartIngestion, UploadReceived, UploadUrl, UploadUrlRequest } from '../schemas.js';
@@ -29,6 +30,12 @@ const tags = ['ingestion'];
 const ENCODINGS = new Set(['utf-8', 'utf8', 'utf-16le', 'utf-16be', 'windows-1252', 'latin1', 'iso-8859-1']);
 const UPLOAD_ID = /^up_[0-9a-f]{24}$/;
 const META_SUFFIX = '-meta';
+/** `source_type` and `source_filename` are labels shown in job listings: bounded, no control characters. */
+const SOURCE_TYPE_MAX = 64;
+const SOURCE_FILENAME_MAX = 512;
+const NO_CONTROL_CHARS = '^[^\\u0000-\\u001F\\u007F]*$';
+const label = (maxLength: number, description: string, more: { default?: string; minLength?: number } = {}) =>
+  Type.String({ ...more, maxLength, pattern: NO_CONTROL_CHARS, 'x-hint': `At most ${maxLength} characters, without control characters.`, description });
 
 /** What the presigned PUT records next to the file, for cloud-complete to read. */
 interface UploadMeta {
@@ -71,6 +78,7 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       hint,
       scanCap: config.backgroundJobThreshold,
       put: (chunks) => seq.api.putBlob(chunks),
+      discard: () => deps.jobs.deleteBlob(t.id, { node: seq.node, id: jobId, size: 0 }),
     });
     const copies = await deps.jobs.copyBlob(t.id, jobId, seq, target.physical);
     const blob = { node: seq.node as string, id: jobId, size: Number(file.ref.size), copies };
@@ -79,6 +87,8 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       const explicit = file.fields.format ?? null;
       if (explicit !== null && !['csv', 'json', 'jsonl'].includes(explicit)) invalid(['body', 'format'], 'Expected one of: "csv", "json", "jsonl".', 'literal_error');
       const encoding = checkEncoding(file.fields.encoding, ['body', 'encoding']);
+      const labelledType = checkLabel(file.fields.source_type, 'source_type', SOURCE_TYPE_MAX);
+      const labelledName = checkLabel(file.fields.source_filename, 'source_filename', SOURCE_FILENAME_MAX);
       const { format, source } = resolveFormat({ explicit, filename: file.filename, contentType: file.contentType, firstByte: file.scan.firstByte });
       rec = await deps.jobs.createIngestion(t, target, {
         jobId,
@@ -87,8 +97,8 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
         formatSource: source,
         mapping,
         encoding,
-        sourceType: file.fields.source_type?.slice(0, 64) || sourceType,
-        sourceFilename: file.fields.source_filename?.slice(0, 512) || file.filename?.slice(0, 512) || null,
+        sourceType: labelledType ?? sourceType,
+        sourceFilename: labelledName ?? (file.filename?.slice(0, SOURCE_FILENAME_MAX) || null),
         estimate: file.scan.estimate(format),
       });
     } catch (err) {
@@ -106,7 +116,8 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       operationId: 'uploadFile',
       summary: 'Upload a CSV, JSON or JSONL file',
       description:
-        'multipart/form-data with field `file` (and optional `format`: csv, json, jsonl, otherwise from the file name, the part content type and the first character; `encoding`: otherwise from a BOM or sniffed, invalid UTF-8 is read as Windows-1252; `source_type`, `source_filename`). ' +
+        'multipart/form-data with field `file` (and optional `format`: csv, json, jsonl, otherwise from the file name, the part content type and the first character; `encoding`: otherwise from a BOM or sniffed, invalid UTF-8 is read as Windows-1252; `source_type`, `source_filename`: labels of at most 64 and 512 characters without control characters). ' +
+        `At most ${MAX_PARTS} parts and ${MAX_FIELDS} fields (422 otherwise). ` +
         'CSV needs a header row (delimiter `,` `;` tab or `|`, sniffed); columns id/title/desc/manufacturer (or name, description, brand, ...) map to the document, the rest to `raw`, numeric cells become numbers. ' +
         'A row that cannot be read fails alone and is listed with its line on the job. Size limit: GET /v1/indexes/file-size-limit; over 50 MB only through a presigned upload (413 otherwise).',
       tags,
@@ -279,8 +290,8 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       tenant: true,
       params: IndexParams,
       query: Type.Object({
-        source_type: Type.String({ default: 'api', minLength: 1, maxLength: 64, description: 'Label stored on the job.' }),
-        source_filename: Type.Optional(Type.String({ maxLength: 512 })),
+        source_type: label(SOURCE_TYPE_MAX, 'Label stored on the job and shown in job listings.', { default: 'api', minLength: 1 }),
+        source_filename: Type.Optional(label(SOURCE_FILENAME_MAX, 'File name stored on the job and shown in job listings.')),
       }),
       body: Type.Union([DocumentsBody, Type.Array(DocumentInput, { maxItems: MAX_INLINE_DOCUMENTS * 10 })], { description: '`{documents: [...]}` or a raw array of documents.' }),
       response: started,
@@ -312,6 +323,14 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
     }
     return deps.jobs.start(rec);
   }
+}
+
+/** A label field of a multipart upload, checked as ingest/start checks its query parameters; undefined when not given. */
+function checkLabel(value: string | undefined, name: string, max: number): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (hasControlChar(value)) invalid(['body', name], `At most ${max} characters, without control characters.`, 'string_pattern_mismatch');
+  if (value.length > max) invalid(['body', name], `At most ${max} characters, without control characters.`, 'string_too_long');
+  return value;
 }
 
 function checkEncoding(value: string | undefined, loc: (string | number)[]): string | null {

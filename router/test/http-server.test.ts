@@ -32,7 +32,7 @@ describe('http server', () => {
     const res = await r.call<Err>('PUT', '/v1/indexes', { key: t.priv });
     expect(res.status).toBe(405);
     expect(res.body.code).toBe('method_not_allowed');
-    expect(res.headers.get('allow')).toBe('GET, POST');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
   });
 
   it('prefers static segments but backtracks to parameters for other methods', async () => {
