@@ -45,24 +45,44 @@ const MAX_ATTR_WORDS = 6;
 /** Only the start of a description is indexed (see MAX_DESC_WORDS in segment-builder.ts). */
 const MAX_DESC_CHARS = 1200;
 
+/** A key that is already in its compared form: most feeds' keys are. */
+const PLAIN_KEY = /^[a-z0-9_]*$/;
+
 /** Raw keys compared without case, spaces or dashes ("Image URL" == "image_url"). */
 function keyForm(key: string): string {
-  return key.toLowerCase().replace(/[\s-]+/g, '_');
+  return PLAIN_KEY.test(key) ? key : key.toLowerCase().replace(/[\s-]+/g, '_');
 }
 
 function rawLookup(raw: Record<string, RawValue>, keys: readonly string[]): RawValue | undefined {
   for (const k of keys) if (raw[k] !== undefined && raw[k] !== null && raw[k] !== '') return raw[k];
-  for (const [k, v] of Object.entries(raw)) {
+  for (const k in raw) {
+    // a plain key was looked up as it is above; only other spellings can still match
+    if (PLAIN_KEY.test(k)) continue;
+    const v = raw[k];
     if (v !== undefined && v !== null && v !== '' && keys.includes(keyForm(k))) return v;
   }
   return undefined;
 }
 
 function strings(v: RawValue | undefined): string[] {
-  if (typeof v === 'string') return v.trim() ? [v.trim()] : [];
-  if (typeof v === 'number' || typeof v === 'boolean') return [String(v)];
-  if (Array.isArray(v)) return v.flatMap((x) => (typeof x === 'string' || typeof x === 'number' ? strings(x) : []));
-  return [];
+  const out: string[] = [];
+  pushStrings(v, out);
+  return out;
+}
+
+/** The text values of `v` onto `out`: trimmed non-empty strings, numbers and booleans, those of an array's strings and numbers. */
+function pushStrings(v: RawValue | undefined, out: string[]): void {
+  if (typeof v === 'string') {
+    const t = v.trim();
+    if (t) out.push(t);
+  } else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v));
+  else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string' || typeof x === 'number') pushStrings(x, out);
+}
+
+/** The first text value of `v` (see `strings`), or null. */
+function firstString(v: RawValue | undefined): string | null {
+  if (typeof v === 'string') return v.trim() || null;
+  return strings(v)[0] ?? null;
 }
 
 /** A finite number from a number or a numeric string ("1,299.00", "$5"), else null. */
@@ -135,21 +155,58 @@ export function qualityOf(popularity: number | null, rating: number | null): num
   return pop ?? rating ?? 0;
 }
 
-export function displayFields(doc: SuggestDocument, fields: DocFields = docFields(doc)): DisplayFields {
-  const raw = doc.raw ?? {};
-  const url = strings(rawLookup(raw, URL_KEYS))[0] ?? null;
-  const image = strings(rawLookup(raw, IMAGE_KEYS))[0] ?? null;
-  const price = numberOf(rawLookup(raw, PRICE_KEYS));
-  const currency = strings(rawLookup(raw, CURRENCY_KEYS))[0] ?? null;
-  const concepts = dedupe([fields.brand, ...fields.categories].filter((s) => s.length > 0));
+/** The raw keys display looks up, by field (0 brand, 1 url, 2 image, 3 price, 4 currency), each with its rank in its list. */
+const DISPLAY_KEYS = new Map<string, { field: number; rank: number }>();
+[BRAND_KEYS, URL_KEYS, IMAGE_KEYS, PRICE_KEYS, CURRENCY_KEYS].forEach((keys, field) => keys.forEach((k, rank) => DISPLAY_KEYS.set(k, { field, rank })));
+
+/**
+ * What display reads of the raw attributes in one pass over them: the value `rawLookup` would
+ * find for each display field (a key of its list as written, by rank, else the first key in
+ * another spelling of one) and the categories. Rendering a document not rendered before is on
+ * every uncached answer; a lookup per candidate key (some 40) was most of its cost.
+ */
+function displayScan(raw: Record<string, RawValue>): { values: (RawValue | undefined)[]; categories: string[] } {
+  const exact: (RawValue | undefined)[] = [undefined, undefined, undefined, undefined, undefined];
+  const ranks = [Infinity, Infinity, Infinity, Infinity, Infinity];
+  const other: (RawValue | undefined)[] = [undefined, undefined, undefined, undefined, undefined];
+  const categories: string[] = [];
+  for (const key in raw) {
+    const plain = PLAIN_KEY.test(key);
+    const form = plain ? key : keyForm(key);
+    const hit = DISPLAY_KEYS.get(form);
+    const v = raw[key];
+    if (hit?.field !== 0 && CATEGORY_KEY.test(form)) {
+      const from = categories.length;
+      pushStrings(v, categories);
+      // over-long values are descriptions filed as categories
+      for (let i = categories.length - 1; i >= from; i--) if ((categories[i] as string).length > 120) categories.splice(i, 1);
+    }
+    if (hit === undefined || v === undefined || v === null || v === '') continue;
+    if (plain) {
+      if (hit.rank < (ranks[hit.field] as number)) {
+        exact[hit.field] = v;
+        ranks[hit.field] = hit.rank;
+      }
+    } else if (other[hit.field] === undefined) other[hit.field] = v;
+  }
+  return { values: exact.map((v, f) => v ?? other[f]), categories: dedupe(categories) };
+}
+
+export function displayFields(doc: SuggestDocument, fields?: Pick<DocFields, 'brand' | 'categories' | 'desc'>): DisplayFields {
+  const { values, categories } = displayScan(doc.raw ?? {});
+  const [brandValue, urlValue, imageValue, priceValue, currencyValue] = values;
+  const brand = fields?.brand ?? ((doc.manufacturer ?? '').trim() || (firstString(brandValue) ?? ''));
+  const cats = fields?.categories ?? categories;
+  const desc = fields?.desc ?? (doc.desc ?? '').slice(0, MAX_DESC_CHARS);
+  const currency = firstString(currencyValue);
   return {
-    subtitle: fields.categories[0] ?? fields.brand,
-    description: truncate(fields.desc, 300),
-    url,
-    image,
-    price,
+    subtitle: cats[0] ?? brand,
+    description: truncate(desc, 300),
+    url: firstString(urlValue),
+    image: firstString(imageValue),
+    price: numberOf(priceValue),
     currency: currency ? currency.toUpperCase() : null,
-    concepts,
+    concepts: dedupe([brand, ...cats].filter((s) => s.length > 0)),
   };
 }
 
@@ -160,6 +217,14 @@ function truncate(s: string, n: number): string {
 }
 
 function dedupe(xs: string[]): string[] {
+  if (xs.length <= 1) return xs;
+  if (xs.length <= 8) {
+    // a handful of values (a document's categories): pairwise beats building a set
+    const lower = xs.map((x) => x.toLowerCase());
+    const out: string[] = [];
+    for (let i = 0; i < xs.length; i++) if (lower.indexOf(lower[i] as string) === i) out.push(xs[i] as string);
+    return out;
+  }
   const seen = new Set<string>();
   const out: string[] = [];
   for (const x of xs) {

@@ -9,7 +9,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
-import { displayFields, docFields } from './doc-fields.js';
+import { displayFields } from './doc-fields.js';
 import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
 import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
@@ -978,7 +978,7 @@ function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, sco
   let r = memo.get(ord);
   if (r === undefined) {
     const doc = seg.document(ord);
-    r = { id: doc.id, title: doc.title, display: displayFields(doc, docFields(doc)) };
+    r = { id: doc.id, title: doc.title, display: displayFields(doc) };
     memo.set(ord, r);
   }
   const d = r.display;
