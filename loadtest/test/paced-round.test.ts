@@ -35,10 +35,13 @@ describe('runPacedRound', () => {
     arrivals.length = 0;
     const r = await runPacedRound({ url, paths, startAt: 100, headers: { 'x-api-key': 'k1' }, connections: 8, pipelining: 1, durationS: 1, timeoutS: 5, rate: 200 });
     expect(r.ok).toBe(200);
-    // sent in stream order; over several connections (some still opening) two may cross on the way
+    // sent in stream order; over several connections (some still opening) a few may cross on the
+    // way, more when the machine stalls the test process and several requests come due at once
     const sent = paths.slice(100, 300);
     expect(arrivals.map((a) => a.path).sort()).toEqual([...sent].sort());
-    arrivals.forEach((a, i) => expect(Math.abs(sent.indexOf(a.path) - i), a.path).toBeLessThanOrEqual(8));
+    const displaced = arrivals.map((a, i) => Math.abs(sent.indexOf(a.path) - i));
+    displaced.forEach((d, i) => expect(d, arrivals[i]!.path).toBeLessThanOrEqual(16));
+    expect(displaced.filter((d) => d <= 2).length).toBeGreaterThanOrEqual(arrivals.length * 0.8);
     expect(arrivals.every((a) => a.key === 'k1')).toBe(true);
     // about 5 ms apart: never eight at once, as per-connection timers firing together would send
     const gaps = arrivals.slice(1).map((a, i) => a.at - arrivals[i]!.at);
