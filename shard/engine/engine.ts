@@ -128,7 +128,7 @@ export class SuggestEngine {
   private readonly embedder: Embedder;
   private readonly graphs: VectorGraphs;
   private segments: Segment[] = [];
-  private readonly pending = new Map<string, SuggestDocument>();
+  private readonly pending = new PendingDocs();
   /**
    * Upserts taken out of `pending` to be built into a segment elsewhere (`takePending`), until
    * `publish`; `superseded` holds those of their ids written or deleted again meanwhile. Queries
@@ -283,12 +283,7 @@ export class SuggestEngine {
    * may still be a long build (one with 100,000 tags), which must not be done in place.
    */
   pendingWorkWithin(limit: number): boolean {
-    let work = 0;
-    for (const doc of this.pending.values()) {
-      work += indexingWork(doc);
-      if (work > limit) return false;
-    }
-    return true;
+    return this.pending.work <= limit;
   }
 
   /** Upserts taken by `takePending` and not published yet. */
@@ -890,9 +885,34 @@ const nextVersion = () => ++versions;
  * characters of title (descriptions are cut to a fixed length before indexing).
  */
 export function indexingWork(doc: SuggestDocument): number {
-  let work = 1 + Math.ceil(doc.title.length / 64);
+  let work = 1 + Math.ceil((doc.title ?? '').length / 64);
   for (const v of Object.values(doc.raw ?? {})) work += Array.isArray(v) ? v.length : 1;
   return work;
+}
+
+
+/** Buffered upserts by id, in write order, with the sum of their `indexingWork` kept as they come and go. */
+class PendingDocs extends Map<string, SuggestDocument> {
+  work = 0;
+
+  override set(id: string, doc: SuggestDocument): this {
+    const prev = super.get(id);
+    if (prev !== undefined) this.work -= indexingWork(prev);
+    this.work += indexingWork(doc);
+    return super.set(id, doc);
+  }
+
+  override delete(id: string): boolean {
+    const prev = super.get(id);
+    if (prev === undefined) return false;
+    this.work -= indexingWork(prev);
+    return super.delete(id);
+  }
+
+  override clear(): void {
+    this.work = 0;
+    super.clear();
+  }
 }
 
 

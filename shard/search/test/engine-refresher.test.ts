@@ -227,6 +227,31 @@ describe('documents in a build not published yet', () => {
   });
 });
 
+describe('the work buffered', () => {
+  it('is kept through overwrites, deletes, batches taken and given back, and refreshes', () => {
+    const e = new SuggestEngine({ autoMerge: false });
+    const doc = (id: string, tags: number) => ({ id, title: 'T'.repeat(100), desc: '', manufacturer: '', raw: { tags: Array.from({ length: tags }, (_, i) => `t${i}`), color: 'red' } });
+    // each: 1 + 2 (100 title characters) + tags + 1
+    const expectWork = (work: number) => {
+      expect(e.pendingWorkWithin(work)).toBe(true);
+      expect(e.pendingWorkWithin(work - 1)).toBe(false);
+    };
+    e.upsert([doc('a', 10), doc('b', 100)]);
+    expectWork(14 + 104);
+    e.upsert([doc('a', 1000)]);
+    expectWork(1004 + 104);
+    e.remove(['b']);
+    expectWork(1004);
+    e.takePending(10);
+    expect(e.pendingWorkWithin(0)).toBe(true);
+    e.upsert([doc('c', 5)]);
+    e.restorePending();
+    expectWork(1004 + 9);
+    e.refresh();
+    expect(e.pendingWorkWithin(0)).toBe(true);
+  });
+});
+
 describe('a query while indexing has not caught up', () => {
   type Answer = { suggestions: TypeaheadSuggestion[]; indexing?: number };
   interface BulkHost {
