@@ -357,6 +357,16 @@ describe('search host with the pool', () => {
   };
   const typeahead = async (query: string, limit = 10) => (await shard.queryValue({ ref, kind: 'typeahead', payload: { query, limit } })) as { suggestions: TypeaheadSuggestion[] };
   const upsert = (docs: SuggestDocument[]) => shard.upsert({ ref, documents: docs.map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+  /** Records the documents of every build done in place (on this thread) until `spy.mockRestore()`. */
+  const spyInPlaceBuilds = () => {
+    const refresh = SuggestEngine.prototype.refresh;
+    const inPlace: number[] = [];
+    const spy = vi.spyOn(SuggestEngine.prototype, 'refresh').mockImplementation(function (this: SuggestEngine) {
+      inPlace.push(this.pendingCount);
+      refresh.call(this);
+    });
+    return { inPlace, spy };
+  };
 
   it('loads on the pool, answers a query in the middle of a bulk load with every acknowledged write, and keeps the loop running', async () => {
     await upsert(catalog(5500));
@@ -412,12 +422,7 @@ describe('search host with the pool', () => {
     await typeahead('samsung'); // the part's engine is loaded: writes go to it as they land
     const bulk = catalog(13_000, 'm').map((d, i) => ({ ...d, title: i === 12_999 ? 'Numbat Waffle Iron' : d.title }));
     await upsert(bulk);
-    const refresh = SuggestEngine.prototype.refresh;
-    const inPlace: number[] = [];
-    const spy = vi.spyOn(SuggestEngine.prototype, 'refresh').mockImplementation(function (this: SuggestEngine) {
-      inPlace.push(this.pendingCount);
-      refresh.call(this);
-    });
+    const { inPlace, spy } = spyInPlaceBuilds();
     try {
       const answer = await typeahead('numbat');
       expect(answer.suggestions.map((s) => s.title)).toContain('Numbat Waffle Iron');
@@ -431,12 +436,7 @@ describe('search host with the pool', () => {
   it('builds one document with 60,000 tags on the pool, not in place: few documents are not always little work', async () => {
     expect((await typeahead('wombat')).suggestions.length).toBeGreaterThan(0);
     const tags = Array.from({ length: 60_000 }, (_, i) => `tag${i}`);
-    const refresh = SuggestEngine.prototype.refresh;
-    const inPlace: number[] = [];
-    const spy = vi.spyOn(SuggestEngine.prototype, 'refresh').mockImplementation(function (this: SuggestEngine) {
-      inPlace.push(this.pendingCount);
-      refresh.call(this);
-    });
+    const { inPlace, spy } = spyInPlaceBuilds();
     try {
       await upsert([{ id: 'tagged', title: 'Echidna Tag Printer', desc: '', manufacturer: 'Echidna', raw: { tags } }]);
       let ticks = 0;
