@@ -207,20 +207,29 @@ async function main(): Promise<void> {
 
   // Registration comes after the gRPC server is up, so a member in etcd is always reachable.
   let httpPort: number | null = null;
+  let routerApp: Awaited<ReturnType<typeof createRouterApp>> | null = null;
   if (roles.includes('router') && directory) {
     const app = await createRouterApp({ config, coordinator, shards: directory, nodeId });
+    routerApp = app;
     httpPort = await app.listen(config.host, config.port, { reusePort: config.reusePort });
     closers.unshift(() => app.close());
     member.http_address = `${config.host}:${httpPort}`;
   }
-  // a process without an HTTP API (a shard node) serves its metrics and health on a port of their own
+  // A process without an HTTP API (a shard node) serves its metrics and health on a port of their
+  // own. A router may too: the API's server speaks HTTP/1.1 only (router/http-server.ts), and
+  // health checkers that send HTTP/1.0 (HAProxy's httpchk by default) get no answer there.
   let registered = false;
-  if (!roles.includes('router') && config.metricsPort !== null) {
+  if (config.metricsPort !== null) {
+    const app = routerApp;
     const ops = await startOpsServer({
       host: config.host,
       port: config.metricsPort,
       metrics,
-      ready: () => ({ ready: registered && !stopping, node_id: nodeId, roles, coordination: coordinator.health().reachable ? 'ok' : 'unreachable' }),
+      ready: () => {
+        const base = { node_id: nodeId, roles, coordination: coordinator.health().reachable ? 'ok' : 'unreachable' };
+        if (!registered || stopping) return { ready: false, ...base };
+        return app === null ? { ready: true, ...base } : { ...base, ...app.readiness() };
+      },
     });
     closers.unshift(() => ops.close());
     member.metrics_address = `${config.host}:${ops.port}`;

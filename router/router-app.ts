@@ -27,6 +27,8 @@ export interface RouterApp {
   listen(host: string, port: number, opts?: { reusePort?: boolean }): Promise<number>;
   /** Stops listening, drops open connections and the coordinator watches. */
   close(): Promise<void>;
+  /** What GET /readyz answers, for an operations endpoint beside the API (node/runtime/ops-server.ts). */
+  readiness(): { ready: boolean; reason: string | null; epoch: number | null; partitions: number | null; writes_waiting: number; coordination: 'ok' | 'unreachable' };
 }
 
 export async function createRouterApp(deps: { config: Config; coordinator: Coordinator; shards: ShardDirectory; nodeId: NodeId }): Promise<RouterApp> {
@@ -78,6 +80,10 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   let closed = false;
   return {
     listen: (host, port, opts) => server.listen(host, port, opts),
+    readiness() {
+      const r = data.readiness();
+      return { ready: r.ready, reason: r.reason, epoch: r.epoch, partitions: r.partitions, writes_waiting: r.writesWaiting, coordination: coordinator.health().reachable ? 'ok' : 'unreachable' };
+    },
     async close() {
       if (closed) return;
       closed = true;

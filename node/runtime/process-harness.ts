@@ -18,7 +18,7 @@ export interface ReadyInfo {
   roles: string[];
   http: string | null;
   grpc: string | null;
-  /** the operations endpoint of a process without the router role (SUGGEST_METRICS_PORT) */
+  /** the operations endpoint (SUGGEST_METRICS_PORT): /metrics, /healthz, /readyz on Node's HTTP server */
   metrics: string | null;
 }
 

@@ -1,7 +1,7 @@
 // The foundation's end-to-end suite against a real single-node process (`node dist/node/main.js`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { registerApiSuite } from './api-suite.js';
@@ -44,6 +44,29 @@ describe('single node boot and restart', () => {
       }
     } finally {
       await first.stop();
+    }
+  });
+
+  it('answers health checks that speak HTTP/1.0 on its operations port, with the router readiness', async () => {
+    // the API's server (uWS) never answers an HTTP/1.0 request line: checkers such as HAProxy's
+    // httpchk use the operations port instead
+    const withOps = await startSingleNode({ env: { SUGGEST_METRICS_PORT: '0' } });
+    try {
+      const ops = withOps.process.info.metrics;
+      expect(ops).toMatch(/^127\.0\.0\.1:\d+$/);
+      const [host, port] = ops!.split(':') as [string, string];
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), host, () => socket.write('GET /readyz HTTP/1.0\r\n\r\n'));
+        let text = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text)).on('error', reject);
+        socket.setTimeout(5_000, () => reject(new Error(`no answer: ${text}`)));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.[01] 200/);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+      expect(body).toMatchObject({ status: 'ready', ready: true, partitions: 8, writes_waiting: 0, coordination: 'ok', roles: expect.arrayContaining(['router']) });
+      expect((await fetch(`http://${ops}/metrics`)).status).toBe(200);
+    } finally {
+      await withOps.stop();
     }
   });
 
