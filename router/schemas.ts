@@ -29,7 +29,8 @@ FormatRegistry.Set('http-url', (v) => {
   }
 });
 
-export const Id = (description: string) => Type.String({ pattern: ID_PATTERN, description });
+const ID_HINT = 'Use 1 to 128 letters, digits, dashes or underscores.';
+export const Id = (description: string) => Type.String({ pattern: ID_PATTERN, 'x-hint': ID_HINT, description });
 export const IndexIdParam = Id('Logical index id, or a physical index id allocated for it.');
 export const DocIdParam = Type.String({ format: 'doc-id', minLength: 1, maxLength: MAX_DOC_ID_BYTES, description: `Document id: 1 to ${MAX_DOC_ID_BYTES} UTF-8 bytes, no control characters, valid Unicode.` });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -544,19 +545,32 @@ export const IntegrationView = named(
   }),
 );
 
+const PLAIN_TEXT = '^[^\\u0000-\\u001F\\u007F]*$';
+const IntegrationName = Type.String({ maxLength: 256, pattern: PLAIN_TEXT, 'x-hint': 'At most 256 characters, without control characters.' });
+
+// additionalProperties: false so that a misspelt field (`confg`) is refused instead of silently dropped
 export const IntegrationCreate = named(
   'IntegrationCreate',
-  Type.Object({
-    index_id: Id('Index the integration feeds.'),
-    kind: Type.String({ minLength: 1, maxLength: 64, description: 'Source system, for example a shopping feed or a commerce platform.' }),
-    name: Type.Optional(Type.String({ maxLength: 256 })),
-    config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  }),
+  Type.Object(
+    {
+      index_id: Id('Index the integration feeds.'),
+      kind: Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: PLAIN_TEXT,
+        'x-hint': 'Name the source system in 1 to 64 characters, without control characters.',
+        description: 'Source system, for example a shopping feed or a commerce platform.',
+      }),
+      name: Type.Optional(IntegrationName),
+      config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    },
+    { additionalProperties: false },
+  ),
 );
 
 export const IntegrationPatch = named(
   'IntegrationPatch',
-  Type.Object({ name: Type.Optional(Type.String({ maxLength: 256 })), config: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+  Type.Object({ name: Type.Optional(IntegrationName), config: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }, { additionalProperties: false }),
 );
 
 // ---------------------------------------------------------------- search
@@ -572,7 +586,7 @@ const FilterValue = Type.Union([
     },
     { additionalProperties: false, minProperties: 1, description: 'Range.' },
   ),
-]);
+], { 'x-hint': 'Each filter is a list of exact values (["red", "blue"]) or a range {"gte", "gt", "lte", "lt"} of numbers or strings.' });
 export const Filters = named('Filters', Type.Record(Type.String(), FilterValue, { description: 'Field name -> exact values or a range (gte, gt, lte, lt).' }));
 
 export const SEARCH_MODES = ['fts_only', 'vector_only', 'hybrid', 'fts_rerank'] as const;
@@ -816,10 +830,23 @@ export const EngagementTypeSchema = Type.Union([Type.Literal('click'), Type.Lite
   default: 'click',
   description: 'What the user did with the document; ranking weighs click 1, add_to_cart 3, purchase 5.',
 });
-const EventText = (description: string) => Type.String({ minLength: 1, maxLength: 256, description });
+// Mined queries are shown to every visitor of the tenant as typeahead completions, so an event may
+// not carry control characters (tab and line breaks fold to spaces) or half a surrogate pair.
+const SURROGATE_PAIRS_ONLY = '[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]';
+const EVENT_QUERY_PATTERN = `^(?:[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F\\uD800-\\uDFFF]|${SURROGATE_PAIRS_ONLY})*$`;
+const EVENT_ID_PATTERN = `^(?:[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]|${SURROGATE_PAIRS_ONLY})*$`;
+const EventText = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 256, pattern: EVENT_ID_PATTERN, 'x-hint': 'Use 1 to 256 characters of text, without control characters or unpaired surrogates.', description });
 const clickEventFields = {
-  index: Type.Optional(Type.String({ pattern: ID_PATTERN, default: 'default', description: 'Logical index id (default `default`).' })),
-  query: Type.Optional(Type.String({ maxLength: 512, description: 'The query typed when the document was chosen; omit when there was none. Queries typed often become typeahead completions.' })),
+  index: Type.Optional(Type.String({ pattern: ID_PATTERN, 'x-hint': ID_HINT, default: 'default', description: 'Logical index id (default `default`).' })),
+  query: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      pattern: EVENT_QUERY_PATTERN,
+      'x-hint': 'Send the query as typed, without control characters (tab and line breaks are allowed) or unpaired surrogates.',
+      description: 'The query typed when the document was chosen; omit when there was none. Queries typed often become typeahead completions.',
+    }),
+  ),
   position: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: '1-based rank of the document in the list shown.' })),
   user_id: Type.Optional(EventText('Stable user id: builds the affinity that `user_id` on autocomplete uses (paid plans).')),
   session_id: Type.Optional(EventText('Session id: repeated events of one session on one document count once.')),
@@ -866,10 +893,26 @@ export const TenantModeSchema = Type.Union([Type.Literal('hosted'), Type.Literal
 const Limit = Type.Integer({ minimum: 0 });
 const Bytes = Type.Integer({ minimum: 1 });
 
-const SearchApiInput = Type.Object({
-  url: Type.String({ format: 'http-url', maxLength: 2048 }),
-  api_key: Type.Optional(Type.String({ maxLength: 1024 })),
-  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+const MAX_SEARCH_API_HEADERS = 32;
+// The headers are sent with every proxied request and the record is held by every router, so
+// they are bounded, and names and values must be ones an HTTP request can carry (no CR/LF).
+const SearchApiInput = Type.Object(
+  {
+    url: Type.String({ format: 'http-url', maxLength: 2048 }),
+    api_key: Type.Optional(Type.String({ maxLength: 1024, pattern: '^[\\u0020-\\u007E]*$' })),
+    headers: Type.Optional(
+      Type.Record(Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$" }), Type.String({ maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000A-\\u001F\\u007F]*$' }), {
+        maxProperties: MAX_SEARCH_API_HEADERS,
+        additionalProperties: false,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const SearchApiField = Type.Union([SearchApiInput, Type.Null()], {
+  'x-hint':
+    'search_api is null or {"url": "https://...", "api_key": "...", "headers": {"Name": "value"}}: url an http or https URL of at most 2048 characters; ' +
+    `api_key printable ASCII; at most ${MAX_SEARCH_API_HEADERS} headers, names HTTP tokens of at most 128 characters, values of at most 4096 characters without control characters.`,
 });
 
 export const LimitsPatch = Type.Object(
@@ -891,7 +934,7 @@ export const TenantCreate = named(
     mode: Type.Optional(TenantModeSchema),
     upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
     limits: Type.Optional(LimitsPatch),
-    search_api: Type.Optional(Type.Union([SearchApiInput, Type.Null()])),
+    search_api: Type.Optional(SearchApiField),
   }),
 );
 
@@ -904,7 +947,7 @@ export const TenantPatch = named(
       mode: Type.Optional(TenantModeSchema),
       upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
       limits: Type.Optional(LimitsPatch),
-      search_api: Type.Optional(Type.Union([SearchApiInput, Type.Null()])),
+      search_api: Type.Optional(SearchApiField),
     },
     { additionalProperties: false },
   ),

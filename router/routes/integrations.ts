@@ -1,17 +1,25 @@
 // Integrations (paid plans) and their sync jobs. Plan gate (403 `plan_required`), validation and
 // authorization now; the integration records and sync runner come later (501).
 import { Type } from '@sinclair/typebox';
-import { defineRoute, type Route } from '../route.js';
+import { defineRoute, type Req, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
 import { Id, IntegrationCreate, IntegrationPatch, IntegrationView, JobView, StartIngestion } from '../schemas.js';
-import { pending } from './common.js';
+import { pending, tenantOf } from './common.js';
 
 const tags = ['integrations'];
 const MISSING = 'Integrations (integration records and the sync runner)';
 const Params = Type.Object({ integration_id: Id('Integration id.') });
 
 export function integrationRoutes(deps: RouterDeps): Route[] {
-  const base = { tags, access: 'private', tenant: true, feature: 'integrations', errors: ['not_implemented'], handler: pending(deps, MISSING) } as const;
+  const later = pending(deps, MISSING);
+  // The index may be named in the query or the body rather than the path; an index the tenant does
+  // not have is a 404 the caller can fix now, whatever the 501 says about the rest.
+  const handler = async (req: Req): Promise<never> => {
+    const named = (req.body as { index_id?: unknown } | undefined)?.index_id ?? (req.query as { index_id?: unknown }).index_id;
+    if (typeof named === 'string') await deps.data.resolve(tenantOf(req).id, named);
+    return later(req);
+  };
+  const base = { tags, access: 'private', tenant: true, feature: 'integrations', errors: ['not_implemented'], handler } as const;
   return [
     defineRoute({
       ...base,
@@ -21,6 +29,7 @@ export function integrationRoutes(deps: RouterDeps): Route[] {
       summary: 'List integrations (paid plans)',
       query: Type.Object({ index_id: Type.Optional(Id('Only the integrations of this index.')) }),
       response: { description: 'Integration views.', schema: Type.Array(IntegrationView) },
+      errors: ['index_not_found', 'not_implemented'],
     }),
     defineRoute({
       ...base,
