@@ -8,6 +8,7 @@ import { metrics } from '../node/runtime/metrics.js';
 import type { ShardDirectory } from '../node/runtime/shard-api.js';
 import { Auth } from './auth.js';
 import { SearchService } from './search-service.js';
+import { SearchProxy } from './search-proxy.js';
 import { PredictService } from './predict-service.js';
 import { DataPlane } from './data-plane.js';
 import { DocumentLimits } from './document-limits.js';
@@ -40,7 +41,8 @@ export async function createRouterApp(deps: { config: Config; coordinator: Coord
   // the response caches' memory: three quarters for search answers, a quarter for predictions
   const cacheBytes = config.responseCacheMb * 1024 * 1024;
   const front = new FrontCache(auth, data, metrics);
-  const search = new SearchService(data, shards, metrics, Math.floor(cacheBytes * 0.75), front);
+  const proxy = new SearchProxy({ timeoutMs: config.proxyTimeoutMs, allowPrivate: config.proxyAllowPrivate }, metrics);
+  const search = new SearchService(data, shards, metrics, Math.floor(cacheBytes * 0.75), front, proxy);
   const predict = new PredictService(data, shards, metrics, Math.floor(cacheBytes * 0.25));
   const signer = await Signer.create(config, coordinator);
   const jobs = new JobService(coordinator, data, shards, signer, config, log);

@@ -686,7 +686,7 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       original_query: Type.String(),
       normalized_query: Type.String(),
       corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'The query as corrected from the index\'s own vocabulary (only its last six words are questioned), null when unchanged.' }),
-      mode: Type.String({ description: 'Effective mode (`typeahead` on typeahead).' }),
+      mode: Type.String({ description: 'Effective mode (`typeahead` on typeahead; `proxy` on autocomplete of a tenant in proxy mode, answered by its connected search API).' }),
       index: Type.String(),
       took_ms: Type.Number(),
       suggestions: Type.Array(suggestion),

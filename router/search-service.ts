@@ -5,6 +5,8 @@
 // a write bumps the index's generation, so a cached body is never older than the last write.
 // While the feed is not live (a cluster router whose stream to some shard node is down), the
 // router does not cache and every request goes to the shards.
+// A tenant in proxy mode is answered by its connected search API instead (search-proxy.ts), before
+// any cache is looked at: its answers are never cached, so no hosted answer reaches it.
 import { pack, unpack } from 'msgpackr';
 import type { IndexRecord, PhysicalIndexRecord } from '../coordinator/coordinator.js';
 import type { TenantId } from '../node/runtime/ids.js';
@@ -16,6 +18,7 @@ import type { PinnedSuggestion } from '../node/runtime/ranking-payload.js';
 import type { DataPlane, ResolvedIndex } from './data-plane.js';
 import { placePins, RankingConfig, rankingDebug, type PartRankingReport, type PlacedPin, type RankingSelection } from './ranking-config.js';
 import { Reply } from './route.js';
+import type { SearchApi, SearchProxy } from './search-proxy.js';
 
 export type SearchKind = 'typeahead' | 'autocomplete';
 
@@ -35,6 +38,11 @@ export interface SearchParams {
   vectorBackend?: string | undefined;
   /** run both vector libraries and report `debug.vector.benchmark` */
   benchmark?: boolean;
+  /**
+   * set for a tenant in proxy mode: its connected search API (null when the record has none),
+   * which answers instead of the index; undefined for hosted search
+   */
+  proxy?: SearchApi | null | undefined;
 }
 
 interface Suggestion {
@@ -102,6 +110,7 @@ export class SearchService {
     metrics: Metrics,
     cacheBytes: number,
     private readonly front: FrontCache | null = null,
+    private readonly proxy: SearchProxy | null = null,
   ) {
     this.cache = new ResponseCache('search_response', shards, metrics, cacheBytes);
     front?.attach(this.cache);
@@ -116,6 +125,7 @@ export class SearchService {
    * error response); nothing here has a side effect but caching.
    */
   searchSync(p: SearchParams, ticket: FrontTicket | null = null): string | Promise<string> | undefined {
+    if (p.proxy !== undefined) return this.forward(p);
     const started = performance.now();
     if (p.debug || p.profile || p.benchmark) return undefined;
     const resolved = this.data.resolveCached(p.tenant, p.index);
@@ -158,6 +168,7 @@ export class SearchService {
   }
 
   async search(p: SearchParams): Promise<Reply> {
+    if (p.proxy !== undefined) return Reply.text(await this.forward(p), 'application/json');
     const started = performance.now();
     const resolved = this.data.resolveCached(p.tenant, p.index) ?? (await this.data.resolve(p.tenant, p.index));
     const physical = resolved.physical;
@@ -219,6 +230,14 @@ export class SearchService {
     const rest = this.render(p, parts, ranking, debug, placed);
     if (cacheKey !== null && sawEveryWrite(parts)) this.cache.set(cacheKey, rest);
     return Reply.text(`{"took_ms":${round(performance.now() - started)},${rest}`, 'application/json');
+  }
+
+  /** A proxy-mode answer: never looked up in nor written to the response cache or its front. */
+  private async forward(p: SearchParams): Promise<string> {
+    const started = performance.now();
+    if (this.proxy === null) throw new Error('search proxy is not wired');
+    const rest = await this.proxy.forward(p.proxy ?? null, { kind: p.kind, query: p.query, limit: p.limit, index: p.index });
+    return `{"took_ms":${round(performance.now() - started)},${rest}`;
   }
 
   /** Remembers, by the request as it arrived, how to serve `entry` again (front-cache.ts). */

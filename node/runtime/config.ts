@@ -104,6 +104,13 @@ export interface Config {
   engineIdleSeconds: number;
   /** a cluster router sends its queries to each shard node on one gRPC stream (false: a unary call each) */
   queryStreams: boolean;
+  /** how long a proxy-mode tenant's search is given to its connected search API, ms (then 502) */
+  proxyTimeoutMs: number;
+  /**
+   * forward proxy-mode searches to loopback, private, link-local and metadata addresses too; off in
+   * production, where a tenant's URL must not reach the deployment's own network
+   */
+  proxyAllowPrivate: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -205,6 +212,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     responseCacheMb: 128,
     engineIdleSeconds: 1800,
     queryStreams: true,
+    proxyTimeoutMs: 2_000,
+    proxyAllowPrivate: false,
     logLevel: 'info',
     ...file,
   };
@@ -246,6 +255,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingSecret: env.SUGGEST_SIGNING_SECRET || base.signingSecret,
     eventsPerSecond: num(env, 'SUGGEST_EVENTS_PER_SECOND', base.eventsPerSecond),
     eventsBurst: num(env, 'SUGGEST_EVENTS_BURST', base.eventsBurst),
+    proxyTimeoutMs: num(env, 'SUGGEST_PROXY_TIMEOUT_MS', base.proxyTimeoutMs),
+    proxyAllowPrivate: flag(env, 'SUGGEST_PROXY_ALLOW_PRIVATE', base.proxyAllowPrivate),
   };
   // placement settings: a bad value would stall moves or fail over on every hiccup
   const atLeastOne: [keyof Config, string][] = [
@@ -266,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const v = config[field];
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number, 0 or more, got '${String(v)}'`);
   }
+  if (!Number.isInteger(config.proxyTimeoutMs) || config.proxyTimeoutMs < 1) throw new Error(`SUGGEST_PROXY_TIMEOUT_MS must be a whole number of milliseconds of at least 1, got '${String(config.proxyTimeoutMs)}'`);
   const refresh = config.refreshIntervalMs;
   if (!Number.isInteger(refresh) || refresh < 1 || refresh > 1000) throw new Error(`SUGGEST_REFRESH_INTERVAL_MS must be a whole number of milliseconds from 1 to 1000, got '${String(refresh)}'`);
   return config;

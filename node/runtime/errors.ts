@@ -43,6 +43,7 @@ export const ERRORS = {
   rate_limited: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, message: 'Too many requests for this key; retry after {retry_after} seconds.' },
   internal: { http: 500, grpc: GrpcStatus.INTERNAL, message: 'Internal error (reference {ref}); the request may be retried.' },
   not_implemented: { http: 501, grpc: GrpcStatus.UNIMPLEMENTED, message: '{feature} is not available in this build yet.' },
+  upstream_unavailable: { http: 502, grpc: GrpcStatus.UNAVAILABLE, message: 'The connected search API of this tenant (proxy mode) failed: {reason}.' },
   unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, message: '{reason}; retry shortly.' },
   wrong_owner: { http: 503, grpc: GrpcStatus.FAILED_PRECONDITION, message: 'Partition {partition} is not owned by this node at epoch {epoch}; refresh placement and retry.' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -1,5 +1,6 @@
 // Query surfaces: typeahead and autocomplete (GET and QUERY) answered by the search service
-// (scatter-gather over the index's parts), and predict (router/predict-service.ts).
+// (scatter-gather over the index's parts, or the tenant's connected search API in proxy mode),
+// and predict (router/predict-service.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { invalid, validationError } from '../../node/runtime/errors.js';
@@ -20,7 +21,8 @@ import {
   TypeaheadResponse,
   VectorBackend,
 } from '../schemas.js';
-import { requireFeature } from '../tenant-context.js';
+import type { SearchApi } from '../search-proxy.js';
+import { requireFeature, type TenantContext } from '../tenant-context.js';
 import { tenantOf } from './common.js';
 
 const tags = ['search'];
@@ -68,12 +70,17 @@ export function parseFilters(raw: string | undefined): Static<typeof Filters> | 
   return value;
 }
 
+/** The connected search API when the tenant is in proxy mode (null: none set), else undefined: one field read on the hot path. */
+const proxyOf = (t: TenantContext): SearchApi | null | undefined => (t.record.mode === 'proxy' ? t.record.search_api : undefined);
+
 const bypassed = (flag: boolean, header: string | undefined) => flag || (header !== undefined && header !== '' && header !== '0' && header.toLowerCase() !== 'false');
 
 function typeaheadParams(req: Req<unknown, Static<typeof TypeaheadQuery>, Static<typeof BypassHeader>>): SearchParams {
+  const tenant = tenantOf(req);
   return {
     kind: 'typeahead',
-    tenant: tenantOf(req).id,
+    tenant: tenant.id,
+    proxy: proxyOf(tenant),
     index: req.query.index,
     query: req.query.query,
     limit: req.query.limit,
@@ -85,10 +92,12 @@ function typeaheadParams(req: Req<unknown, Static<typeof TypeaheadQuery>, Static
 /** Autocomplete parameters; raises the 422 of bad filters and the 403 of a plan without personalization. */
 function autocompleteParams(req: Req<unknown, Static<typeof AutocompleteQuery>, Static<typeof BypassHeader>>): SearchParams {
   const filters = parseFilters(req.query.filters);
-  if (req.query.user_id !== undefined) requireFeature(tenantOf(req), 'personalization');
+  const tenant = tenantOf(req);
+  if (req.query.user_id !== undefined) requireFeature(tenant, 'personalization');
   return {
     kind: 'autocomplete',
-    tenant: tenantOf(req).id,
+    tenant: tenant.id,
+    proxy: proxyOf(tenant),
     index: req.query.index,
     query: req.query.query,
     limit: req.query.limit,
@@ -107,6 +116,17 @@ function autocompleteParams(req: Req<unknown, Static<typeof AutocompleteQuery>, 
 const FRESHNESS =
   ' Freshness: an answer includes every document written before the request, except during a bulk load: a query waits at most SUGGEST_FRESH_WAIT_MS (250 ms) for documents still being indexed, then answers from those already searchable (`documents_indexing` in GET /v1/indexes/{index_id}/stats counts the rest); such answers are never cached.';
 
+/** What typeahead and autocomplete say of proxy mode (search-proxy.ts). */
+const PROXY =
+  ' Proxy mode: for a tenant whose mode is `proxy`, the request is forwarded to its connected search API (`search_api` of PATCH /v1/admin/tenants/{tenant_id}) and the index is not read: ' +
+  '`GET {search_api.url}` with the URL\'s own query parameters kept and `q` (the query), `limit` and `index` (as asked, `default` when omitted) set; headers: the configured `headers`, `Authorization: Bearer {api_key}` when an api_key is set, `Accept: application/json`. ' +
+  'Synonyms, merchandising, personalization, graph ranking and spell correction are not applied (`corrected_query` is null, `normalized_query` is the query as sent). ' +
+  'The answer must be 2xx JSON: an array of results, or an object with the first array under `results`, `hits`, `items`, `products`, `documents`, `data` or `suggestions` (also one level down, as Elasticsearch\'s `hits.hits`). ' +
+  'The whole exchange has SUGGEST_PROXY_TIMEOUT_MS (2,000 ms); redirects are not followed; the body is read up to 2 MB. ' +
+  'Hosts resolving to loopback, private, link-local, unique-local, unspecified or cloud metadata addresses are refused unless the service runs with SUGGEST_PROXY_ALLOW_PRIVATE=1. ' +
+  'Any failure (unreachable, timeout, refused address, redirect, non-2xx status, not JSON, no result list, too large) answers 502 `upstream_unavailable` naming what went wrong, never the URL or the api_key. ' +
+  'Proxied answers are never cached by this service (`bypass_cache` changes nothing): each request is forwarded; `suggest_proxy_requests_total{kind, outcome}` at /metrics counts them.';
+
 export function searchRoutes(deps: RouterDeps): Route[] {
   const queryMethod = (kind: SearchKind, path: string, operationId: string, summary: string, response: typeof TypeaheadResponse) =>
     defineRoute({
@@ -116,15 +136,18 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       summary,
       description:
         'Safe, idempotent variant with a JSON body (application/json only: 415 otherwise; 400 `invalid_query_content` when the body is not a JSON object). ' +
-        'Clients or proxies that cannot send the QUERY method may send POST with `X-HTTP-Method-Override: QUERY`.',
+        'Clients or proxies that cannot send the QUERY method may send POST with `X-HTTP-Method-Override: QUERY`. ' +
+        'A tenant in proxy mode is answered by its connected search API, as the GET route describes.',
       tags,
       access: 'public',
       tenant: true,
       body: QueryMethodBody,
       response: { description: 'Suggestions.', schema: response },
-      errors: ['index_not_found', 'unavailable'],
-      handler: (req) =>
-        deps.search.search({ kind, tenant: tenantOf(req).id, index: req.body.index ?? 'default', query: req.body.query, limit: req.body.limit ?? 10 }),
+      errors: ['index_not_found', 'unavailable', 'upstream_unavailable'],
+      handler: (req) => {
+        const tenant = tenantOf(req);
+        return deps.search.search({ kind, tenant: tenant.id, proxy: proxyOf(tenant), index: req.body.index ?? 'default', query: req.body.query, limit: req.body.limit ?? 10 });
+      },
     });
 
   return [
@@ -133,14 +156,18 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       path: '/v1/typeahead',
       operationId: 'typeahead',
       summary: 'Prefix suggestions for search-as-you-type',
-      description: 'Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.' + FRESHNESS,
+      description:
+        'Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.' +
+        FRESHNESS +
+        PROXY +
+        ' Typeahead in proxy mode: a result that is a plain string, or an object with `suggestion`, `query` or `text`, becomes a query completion `{id: "q:<lower-case text>", type: "query"}`; any other object with a title becomes `{id, type: "product", title}`; deduplicated without case, at most `limit`, score 1/rank; `mode` stays `typeahead`.',
       tags,
       access: 'public',
       tenant: true,
       query: TypeaheadQuery,
       headers: BypassHeader,
       response: { description: 'Suggestions (`{id, type, title, score}`).', schema: TypeaheadResponse },
-      errors: ['index_not_found', 'unavailable'],
+      errors: ['index_not_found', 'unavailable', 'upstream_unavailable'],
       handler: (req) => deps.search.search(typeaheadParams(req)),
       fast: (req) => deps.search.searchSync(typeaheadParams(req), req.frontTicket ?? null),
     }),
@@ -160,14 +187,19 @@ export function searchRoutes(deps: RouterDeps): Route[] {
         '`user_id` needs a paid plan (403 `plan_required`). ' +
         'Synonyms of the index schema and merchandising rules apply (see IndexSchema and Merchandising); with `debug=true`, `debug.ranking` shows ' +
         '`{config_version, synonyms: [{from, to, query, hits, kept}], rules: [{id, action, status: applied|disabled|not_started|ended|query_mismatch|not_on_typeahead, hidden?}], pins: [{id, rule, position}]}`.' +
-        FRESHNESS,
+        FRESHNESS +
+        PROXY +
+        ' Autocomplete in proxy mode: `mode` is `proxy`; each result object becomes `{id, type: "product", title, subtitle, description, url, image, price, currency, score, metadata: {concepts}}` in the API\'s order (score 1/rank), ' +
+        'with fields read by name without case (those of a nested `_source` or `document` object too): id from id, _id, objectID, sku, product_id; title from title, name, product_name, label; subtitle from subtitle, category, brand; description from description, desc, summary (300 characters); ' +
+        'url, image, price and currency by the raw-attribute names of hosted documents (url, link, product_url...; image, image_url, thumbnail...; price, sale_price...; currency, currency_code); results without a title are skipped. ' +
+        '`mode`, `filters`, `user_id`, `vector_backend`, `debug`, `profile` and `benchmark` are checked as usual but not applied (`debug` is null).',
       tags,
       access: 'public',
       tenant: true,
       query: AutocompleteQuery,
       headers: BypassHeader,
       response: { description: 'Suggestions.', schema: AutocompleteResponse },
-      errors: ['index_not_found', 'plan_required', 'unavailable'],
+      errors: ['index_not_found', 'plan_required', 'unavailable', 'upstream_unavailable'],
       handler: (req) => deps.search.search(autocompleteParams(req)),
       fast: (req) => deps.search.searchSync(autocompleteParams(req), req.frontTicket ?? null),
     }),
