@@ -29,6 +29,17 @@ FormatRegistry.Set('http-url', (v) => {
   }
 });
 
+// A URL the service calls on a tenant's behalf: credentials belong in api_key or headers, which
+// are never shown back, not in the URL, which the admin views show
+FormatRegistry.Set('http-url-no-credentials', (v) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
+});
+
 const ID_HINT = 'Use 1 to 128 letters, digits, dashes or underscores.';
 export const Id = (description: string) => Type.String({ pattern: ID_PATTERN, 'x-hint': ID_HINT, description });
 export const IndexIdParam = Id('Logical index id, or a physical index id allocated for it.');
@@ -898,7 +909,7 @@ const MAX_SEARCH_API_HEADERS = 32;
 // they are bounded, and names and values must be ones an HTTP request can carry (no CR/LF).
 const SearchApiInput = Type.Object(
   {
-    url: Type.String({ format: 'http-url', maxLength: 2048 }),
+    url: Type.String({ format: 'http-url-no-credentials', maxLength: 2048 }),
     api_key: Type.Optional(Type.String({ maxLength: 1024, pattern: '^[\\u0020-\\u007E]*$' })),
     headers: Type.Optional(
       Type.Record(Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$" }), Type.String({ maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000A-\\u001F\\u007F]*$' }), {
@@ -911,7 +922,7 @@ const SearchApiInput = Type.Object(
 );
 const SearchApiField = Type.Union([SearchApiInput, Type.Null()], {
   'x-hint':
-    'search_api is null or {"url": "https://...", "api_key": "...", "headers": {"Name": "value"}}: url an http or https URL of at most 2048 characters; ' +
+    'search_api is null or {"url": "https://...", "api_key": "...", "headers": {"Name": "value"}}: url an http or https URL of at most 2048 characters, without user:password@ (send credentials as api_key or headers, which are never shown back); ' +
     `api_key printable ASCII; at most ${MAX_SEARCH_API_HEADERS} headers, names HTTP tokens of at most 128 characters, values of at most 4096 characters without control characters.`,
 });
 
@@ -927,15 +938,19 @@ export const LimitsPatch = Type.Object(
 
 export const TenantCreate = named(
   'TenantCreate',
-  Type.Object({
-    tenant_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'),
-    name: Type.String({ minLength: 1, maxLength: 256 }),
-    plan: Type.Optional(PlanNameSchema),
-    mode: Type.Optional(TenantModeSchema),
-    upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
-    limits: Type.Optional(LimitsPatch),
-    search_api: Type.Optional(SearchApiField),
-  }),
+  Type.Object(
+    {
+      tenant_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'),
+      name: Type.String({ minLength: 1, maxLength: 256 }),
+      plan: Type.Optional(PlanNameSchema),
+      mode: Type.Optional(TenantModeSchema),
+      upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
+      limits: Type.Optional(LimitsPatch),
+      search_api: Type.Optional(SearchApiField),
+    },
+    // as TenantPatch: a misspelt `plan` or `search_api` would otherwise create a tenant without a word
+    { additionalProperties: false },
+  ),
 );
 
 export const TenantPatch = named(

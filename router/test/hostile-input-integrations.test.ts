@@ -121,6 +121,20 @@ describe('connected search API of proxy mode', () => {
     }
   });
 
+  it('refuses credentials inside the URL, which the admin views would show back', async () => {
+    const res = await patch({ url: 'https://user:secret@search.example.com/v1' });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]!.msg).toMatch(/without user:password@/);
+    expect(JSON.stringify(res.body)).not.toContain('secret');
+  });
+
+  it('refuses a tenant created with a misspelt field instead of ignoring it', async () => {
+    const res = await r.call<{ detail: Issue[] }>('POST', '/v1/admin/tenants', { key: r.adminKey, body: { tenant_id: 'typo-co', name: 'Typo', plann: 'pro' } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]!.loc).toEqual(['body', 'plann']);
+    expect((await r.call('GET', '/v1/admin/tenants/typo-co', { key: r.adminKey })).status).toBe(404);
+  });
+
   it('still takes a well-formed search API with a few headers', async () => {
     const res = await patch({ url: 'https://search.example.com/v1', api_key: 'sk-123', headers: { Authorization: 'Bearer\tabc', 'X-Team': 'shop' } });
     expect(res.status).toBe(200);
