@@ -364,9 +364,11 @@ export function coordinatorContract(name: string, createHarness: HarnessFactory)
           else [del, swap] = await Promise.allSettled([remove(), promote()]);
           const swapped = swap.status === 'fulfilled' && swap.value;
           const deleted = del.status === 'fulfilled' && del.value;
-          // exactly one side won, and the loser was refused
+          // exactly one side won, and the loser was refused: a promotion that reads after the
+          // delete has removed the record finds no physical index (index_not_found), one that reads
+          // the mark is a conflict
           expect(swapped !== deleted, `round ${round}`).toBe(true);
-          if (!swapped) expect(swap.status === 'rejected' && swap.reason instanceof SuggestError && swap.reason.code).toBe('conflict');
+          if (!swapped) expect(['conflict', 'index_not_found']).toContain(swap.status === 'rejected' && swap.reason instanceof SuggestError && swap.reason.code);
           if (!deleted) expect(del.status === 'rejected' && del.reason instanceof SuggestError && del.reason.code).toBe('conflict');
           const alias = (await c.getIndex(A, X))!.physical_index_id;
           const target = await c.getPhysicalIndex(A, alias);
