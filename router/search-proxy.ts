@@ -4,7 +4,9 @@
 // redirects, bounded body), the reading of the many response shapes search APIs use, and the
 // 502 `upstream_unavailable` of every way that can fail. Nothing here is cached: a proxied answer
 // is the connected API's to keep fresh, and the hosted response caches never see one.
-import { lookup } from 'node:dns/promises';
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import { Counter } from 'prom-client';
 import type { TenantRecord } from '../coordinator/coordinator.js';
@@ -80,6 +82,28 @@ export function isRefusedAddress(address: string): boolean {
   return REFUSED.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+const REFUSED_ADDRESS = 'EREFUSEDADDRESS';
+
+const refusedAddress = () =>
+  new ProxyFailure('refused_address', 'its host resolves to a loopback, private, link-local or metadata address, which this service does not connect to (SUGGEST_PROXY_ALLOW_PRIVATE)');
+
+/**
+ * The connection's own name lookup, refusing internal addresses: the address connected to is the
+ * one checked. A check before the request and a second lookup by the connection would let a name
+ * whose records change in between (DNS rebinding) reach an internal address.
+ */
+function checkedLookup(hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+  dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
+    if (err) return callback(err, []);
+    if (addresses.length === 0 || addresses.some((a) => isRefusedAddress(a.address))) {
+      return callback(Object.assign(new Error('refused address'), { code: REFUSED_ADDRESS }), []);
+    }
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0] as LookupAddress;
+    return callback(null, first.address, first.family);
+  });
+}
+
 /** A failure with its metric outcome; rendered as 502 `upstream_unavailable`. */
 class ProxyFailure extends Error {
   constructor(
@@ -142,29 +166,40 @@ export class SearchProxy {
     url.searchParams.set('q', req.query);
     url.searchParams.set('limit', String(req.limit));
     url.searchParams.set('index', req.index);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(api.headers ?? {})) headers.set(name, value);
-    if (api.api_key !== undefined && api.api_key !== '') headers.set('authorization', `Bearer ${api.api_key}`);
-    headers.set('accept', 'application/json');
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(api.headers ?? {})) headers[name.toLowerCase()] = value;
+    if (api.api_key !== undefined && api.api_key !== '') headers.authorization = `Bearer ${api.api_key}`;
+    headers.accept = 'application/json';
+
+    // an address written in the URL is never looked up: it is checked here instead
+    const literal = url.hostname.startsWith('[') && url.hostname.endsWith(']') ? url.hostname.slice(1, -1) : url.hostname;
+    if (!this.opts.allowPrivate && isIP(literal) !== 0 && isRefusedAddress(literal)) throw refusedAddress();
 
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.opts.timeoutMs);
     try {
-      if (!this.opts.allowPrivate) await this.checkAddress(url.hostname, abort.signal);
-      let res: Response;
+      let res: IncomingMessage;
       try {
-        res = await fetch(url, { method: 'GET', headers, redirect: 'manual', signal: abort.signal });
+        res = await new Promise<IncomingMessage>((resolve, reject) => {
+          const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+          const r = send(url, { method: 'GET', headers, signal: abort.signal, ...(this.opts.allowPrivate ? {} : { lookup: checkedLookup }) }, resolve);
+          r.on('error', reject);
+          r.end();
+        });
       } catch (err) {
+        if (err instanceof ProxyFailure) throw err;
         if (abort.signal.aborted) throw this.timedOut();
+        if ((err as { code?: unknown }).code === REFUSED_ADDRESS) throw refusedAddress();
         throw new ProxyFailure('unreachable', `it could not be reached (${networkCode(err)})`);
       }
-      if (res.status >= 300 && res.status < 400) {
-        await res.body?.cancel().catch(() => undefined);
-        throw new ProxyFailure('redirect', `it answered with a redirect (HTTP ${res.status}), which is not followed; configure the final URL`);
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400) {
+        res.destroy();
+        throw new ProxyFailure('redirect', `it answered with a redirect (HTTP ${status}), which is not followed; configure the final URL`);
       }
-      if (res.status < 200 || res.status >= 300) {
-        await res.body?.cancel().catch(() => undefined);
-        throw new ProxyFailure('http_error', `it answered HTTP ${res.status}`);
+      if (status < 200 || status >= 300) {
+        res.destroy();
+        throw new ProxyFailure('http_error', `it answered HTTP ${status}`);
       }
       const text = await this.readBody(res, abort.signal);
       let value: unknown;
@@ -181,48 +216,22 @@ export class SearchProxy {
     }
   }
 
-  /**
-   * Refuses a host that resolves to any internal address. The connection resolves the name again,
-   * so a name whose records change in between (DNS rebinding) is not covered; the check still stops
-   * plain URLs naming internal hosts, which is what a tenant admin can type.
-   */
-  private async checkAddress(hostname: string, signal: AbortSignal): Promise<void> {
-    const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-    let addresses: { address: string }[];
-    try {
-      addresses = await Promise.race([
-        lookup(host, { all: true, verbatim: true }),
-        new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(this.timedOut()), { once: true })),
-      ]);
-    } catch (err) {
-      if (err instanceof ProxyFailure) throw err;
-      throw new ProxyFailure('unreachable', `its host name could not be resolved (${networkCode(err)})`);
-    }
-    if (addresses.length === 0 || addresses.some((a) => isRefusedAddress(a.address))) {
-      throw new ProxyFailure('refused_address', 'its host resolves to a loopback, private, link-local or metadata address, which this service does not connect to (SUGGEST_PROXY_ALLOW_PRIVATE)');
-    }
-  }
-
-  private async readBody(res: Response, signal: AbortSignal): Promise<string> {
-    const declared = Number(res.headers.get('content-length') ?? '');
+  private async readBody(res: IncomingMessage, signal: AbortSignal): Promise<string> {
+    const declared = Number(res.headers['content-length'] ?? '');
     if (Number.isFinite(declared) && declared > this.maxBodyBytes) {
-      await res.body?.cancel().catch(() => undefined);
+      res.destroy();
       throw this.tooLarge();
     }
-    if (res.body === null) return '';
-    const chunks: Uint8Array[] = [];
+    const chunks: Buffer[] = [];
     let size = 0;
-    const reader = res.body.getReader();
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        size += chunk.byteLength;
         if (size > this.maxBodyBytes) {
-          await reader.cancel().catch(() => undefined);
+          res.destroy();
           throw this.tooLarge();
         }
-        chunks.push(value);
+        chunks.push(chunk);
       }
     } catch (err) {
       if (err instanceof ProxyFailure) throw err;
