@@ -936,37 +936,23 @@ export const LimitsPatch = Type.Object(
   { additionalProperties: false, description: 'Overrides of the plan values; null removes an override.' },
 );
 
+/** What an admin may set on a tenant, at creation and later. */
+const TenantSettings = {
+  plan: Type.Optional(PlanNameSchema),
+  mode: Type.Optional(TenantModeSchema),
+  upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
+  limits: Type.Optional(LimitsPatch),
+  search_api: Type.Optional(SearchApiField),
+};
+const TenantName = Type.String({ minLength: 1, maxLength: 256 });
+
+// Unknown fields are refused on both: a misspelt `plan` or `search_api` would otherwise change nothing without a word.
 export const TenantCreate = named(
   'TenantCreate',
-  Type.Object(
-    {
-      tenant_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'),
-      name: Type.String({ minLength: 1, maxLength: 256 }),
-      plan: Type.Optional(PlanNameSchema),
-      mode: Type.Optional(TenantModeSchema),
-      upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
-      limits: Type.Optional(LimitsPatch),
-      search_api: Type.Optional(SearchApiField),
-    },
-    // as TenantPatch: a misspelt `plan` or `search_api` would otherwise create a tenant without a word
-    { additionalProperties: false },
-  ),
+  Type.Object({ tenant_id: Id('Alphanumeric with dashes or underscores, 1 to 128 characters.'), name: TenantName, ...TenantSettings }, { additionalProperties: false }),
 );
 
-export const TenantPatch = named(
-  'TenantPatch',
-  Type.Object(
-    {
-      name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-      plan: Type.Optional(PlanNameSchema),
-      mode: Type.Optional(TenantModeSchema),
-      upload_limit_bytes: Type.Optional(Type.Union([Bytes, Type.Null()])),
-      limits: Type.Optional(LimitsPatch),
-      search_api: Type.Optional(SearchApiField),
-    },
-    { additionalProperties: false },
-  ),
-);
+export const TenantPatch = named('TenantPatch', Type.Object({ name: Type.Optional(TenantName), ...TenantSettings }, { additionalProperties: false }));
 
 export const EffectiveLimitsSchema = Type.Object({
   max_indexes: Count,
