@@ -113,7 +113,11 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   expect(promoted.body.warm).toMatchObject({ ready: true, pending: [] });
   expect(promoted.body.warm.replicas_ready).toBe(promoted.body.warm.replicas);
   expect(await engines()).not.toContain(false);
-  await new Promise((res) => setTimeout(res, 800));
+  // the readers go on until they have seen the new index for a while (a fixed 800 ms was not
+  // always enough for one answer on a loaded machine), 10 s at most
+  const until = Date.now() + 10_000;
+  while (result.sawNew < 8 && Date.now() < until) await new Promise((res) => setTimeout(res, 50));
+  await new Promise((res) => setTimeout(res, 300));
   stop = true;
   await Promise.all(workers);
   // every router serves the new index now
