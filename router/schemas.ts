@@ -557,7 +557,12 @@ export const IntegrationView = named(
 );
 
 const PLAIN_TEXT = '^[^\\u0000-\\u001F\\u007F]*$';
-const IntegrationName = Type.String({ maxLength: 256, pattern: PLAIN_TEXT, 'x-hint': 'At most 256 characters, without control characters.' });
+
+/** A label shown back to people (job listings, admin views): at most `maxLength` characters, no control characters. */
+export const PlainText = (maxLength: number, options: { description?: string; default?: string; minLength?: number } = {}) =>
+  Type.String({ ...options, maxLength, pattern: PLAIN_TEXT, 'x-hint': `At most ${maxLength} characters, without control characters.` });
+
+const IntegrationName = PlainText(256);
 
 // additionalProperties: false so that a misspelt field (`confg`) is refused instead of silently dropped
 export const IntegrationCreate = named(

@@ -19,7 +19,7 @@ import { newBlobId, newJobId, type StartResponse } from '../job-service.js';
 import { MAX_FIELDS, MAX_PARTS, receiveMultipart, receiveRaw, tooLarge } from '../multipart.js';
 import { defineRoute, type Req, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
-import { CloudComplete, DocumentInput, DocumentsBody, MAX_INLINE_DOCUMENTS, StartIngestion, UploadReceived, UploadUrl, UploadUrlRequest } from '../schemas.js';
+import { CloudComplete, DocumentInput, DocumentsBody, MAX_INLINE_DOCUMENTS, PlainText, StartIngestion, UploadReceived, UploadUrl, UploadUrlRequest } from '../schemas.js';
 import type { TenantContext } from '../tenant-context.js';
 import { resolveFormat } from '../upload-format.js';
 import { IndexParams, tenantOf } from './common.js';
@@ -33,9 +33,6 @@ const META_SUFFIX = '-meta';
 /** `source_type` and `source_filename` are labels shown in job listings: bounded, no control characters. */
 const SOURCE_TYPE_MAX = 64;
 const SOURCE_FILENAME_MAX = 512;
-const NO_CONTROL_CHARS = '^[^\\u0000-\\u001F\\u007F]*$';
-const label = (maxLength: number, description: string, more: { default?: string; minLength?: number } = {}) =>
-  Type.String({ ...more, maxLength, pattern: NO_CONTROL_CHARS, 'x-hint': `At most ${maxLength} characters, without control characters.`, description });
 
 /** What the presigned PUT records next to the file, for cloud-complete to read. */
 interface UploadMeta {
@@ -290,8 +287,8 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       tenant: true,
       params: IndexParams,
       query: Type.Object({
-        source_type: label(SOURCE_TYPE_MAX, 'Label stored on the job and shown in job listings.', { default: 'api', minLength: 1 }),
-        source_filename: Type.Optional(label(SOURCE_FILENAME_MAX, 'File name stored on the job and shown in job listings.')),
+        source_type: PlainText(SOURCE_TYPE_MAX, { description: 'Label stored on the job and shown in job listings.', default: 'api', minLength: 1 }),
+        source_filename: Type.Optional(PlainText(SOURCE_FILENAME_MAX, { description: 'File name stored on the job and shown in job listings.' })),
       }),
       body: Type.Union([DocumentsBody, Type.Array(DocumentInput, { maxItems: MAX_INLINE_DOCUMENTS * 10 })], { description: '`{documents: [...]}` or a raw array of documents.' }),
       response: started,
