@@ -890,7 +890,6 @@ export function indexingWork(doc: SuggestDocument): number {
   return work;
 }
 
-
 /** Buffered upserts by id, in write order, with the sum of their `indexingWork` kept as they come and go. */
 class PendingDocs extends Map<string, SuggestDocument> {
   work = 0;
@@ -914,7 +913,6 @@ class PendingDocs extends Map<string, SuggestDocument> {
     super.clear();
   }
 }
-
 
 function methodOf(r: VectorSearchResult): VectorDebug['method'] {
   if (r.ann_documents > 0) return r.exact_documents > 0 ? 'mixed' : 'ann';

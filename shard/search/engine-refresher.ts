@@ -136,7 +136,7 @@ export class EngineRefresher {
 
   /** Whether what `engine` buffers is few and light enough to index on this thread. */
   private fitsInPlace(engine: SuggestEngine, maxDocs: number): boolean {
-    return engine.pendingCount <= maxDocs && (engine.pendingCount === 0 || engine.pendingWorkWithin(maxDocs * IN_PLACE_WORK_PER_DOC));
+    return engine.pendingCount <= maxDocs && engine.pendingWorkWithin(maxDocs * IN_PLACE_WORK_PER_DOC);
   }
 
   /**
