@@ -79,13 +79,7 @@ export function mapDocumentRecord(record: Record<string, unknown>, fromCsv: bool
       if (value !== undefined) entries.push([k, value]);
     }
   }
-  const raw = Object.fromEntries(entries);
-  const attributes = Object.keys(raw).length;
-  if (attributes > MAX_DOCUMENT_ATTRIBUTES) return { error: `The record has ${attributes} attributes; a document may have at most ${MAX_DOCUMENT_ATTRIBUTES}.`, id };
-  const doc: SuggestDocument = { id, title: title as string, desc: desc as string, manufacturer: manufacturer as string, raw };
-  const bad = replacementChar(doc);
-  if (bad) return { error: bad, id };
-  return { doc };
+  return finish('record', { id, title: title as string, desc: desc as string, manufacturer: manufacturer as string, raw: Object.fromEntries(entries) });
 }
 
 export function mapShoppingRow(row: Record<string, unknown>): Mapped {
@@ -127,11 +121,7 @@ export function mapShoppingRow(row: Record<string, unknown>): Mapped {
   const category = cols.get('google_product_category') ?? cols.get('product_type');
   if (category !== undefined) raw.push(['category', category]);
   for (const [k, v] of cols) raw.push([k, NUMERIC.test(v) && !['gtin', 'mpn'].includes(k) ? Number(v) : v]);
-  if (raw.length > MAX_DOCUMENT_ATTRIBUTES) return { error: `The row has ${raw.length} attributes; a document may have at most ${MAX_DOCUMENT_ATTRIBUTES}.`, id };
-  const doc: SuggestDocument = { id, title, desc, manufacturer, raw: Object.fromEntries(raw) };
-  const bad = replacementChar(doc);
-  if (bad) return { error: bad, id };
-  return { doc };
+  return finish('row', { id, title, desc, manufacturer, raw: Object.fromEntries(raw) });
 }
 
 /** "19.99 USD", "USD 19.99", "19,99 EUR", "1,299.00 USD", "19.99" -> amount and ISO currency. */
@@ -172,12 +162,20 @@ function checkId(id: string): string | null {
   return null;
 }
 
-/** U+FFFD is what undecodable bytes became: the row was not text in the file's encoding. */
-function replacementChar(doc: SuggestDocument): string | null {
-  if (doc.title.includes('\ufffd') || doc.desc.includes('\ufffd') || doc.manufacturer.includes('\ufffd')) {
-    return 'The row contains bytes that are not valid in the file encoding (decoded as U+FFFD); re-encode the file as UTF-8 or name its encoding.';
+/** The checks every mapped document passes last: the attribute limit, and text that decoded. */
+function finish(what: 'record' | 'row', doc: SuggestDocument): Mapped {
+  const attributes = Object.keys(doc.raw).length;
+  if (attributes > MAX_DOCUMENT_ATTRIBUTES) {
+    return { error: `The ${what} has ${attributes} attributes; a document may have at most ${MAX_DOCUMENT_ATTRIBUTES}.`, id: doc.id };
   }
-  return null;
+  // U+FFFD is what undecodable bytes became: the row was not text in the file's encoding
+  if (doc.title.includes('\ufffd') || doc.desc.includes('\ufffd') || doc.manufacturer.includes('\ufffd')) {
+    return {
+      error: 'The row contains bytes that are not valid in the file encoding (decoded as U+FFFD); re-encode the file as UTF-8 or name its encoding.',
+      id: doc.id,
+    };
+  }
+  return { doc };
 }
 
 function contentHash(record: Record<string, unknown>): string {
