@@ -347,6 +347,10 @@ export class SuggestionMiner {
       this.lastStartDoc.push(-1);
       this.firstLen.push(firstLen);
       this.lastLen.push(lastLen);
+    } else if (this.displays[id] === '' && display !== '') {
+      // a key first seen as a whole product title has no display of its own (a product shows
+      // its stored title); the phrase that shares it, which it may become, shows this one
+      this.displays[id] = display;
     }
     this.typeBits[id] = (this.typeBits[id] as number) | (1 << type);
     if (type === SUG.product) this.productCount[id] = (this.productCount[id] as number) + 1;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { docFields } from '../doc-fields.js';
 import { docWeightOf } from '../segment.js';
-import { SuggestionMiner } from '../suggestion-miner.js';
+import { SUG, SuggestionMiner } from '../suggestion-miner.js';
 import { loadBestBuy, loadBigBasket } from './helpers.js';
 
 const countsOf = (m: SuggestionMiner): Uint8Array => (m as unknown as { phraseCounts: Uint8Array }).phraseCounts;
@@ -38,6 +38,27 @@ describe('suggestion miner phrase counters', () => {
       expect(shared.every((c) => c === 0)).toBe(true);
       // and the large one mines as it did, after the small one
       expect(mine(large).mined).toEqual(big.mined);
+    }
+  });
+});
+
+describe('suggestion miner displays', () => {
+  it('gives a phrase that is also a whole product title the words it was mined from', () => {
+    // "Garlic Naan" is one product's whole title (mined first as a product, which has no display
+    // of its own) and a phrase of two other titles: the phrase wins the type and must show text
+    const docs: SuggestDocument[] = [
+      { id: 'a', title: 'Garlic Naan', desc: '', manufacturer: 'Kitchens', raw: {} },
+      { id: 'b', title: 'Frozen Garlic Naan - Family Pack', desc: '', manufacturer: 'Kitchens', raw: {} },
+      { id: 'c', title: 'Butter Garlic Naan, 4 pcs', desc: '', manufacturer: 'Kitchens', raw: {} },
+    ];
+    const naan = mine(docs).mined.suggestions.find((s) => s.key === 'garlic naan');
+    expect(naan?.display).toBe('Garlic Naan');
+  });
+
+  it('leaves no suggestion but a product without text to show, on real catalogues', () => {
+    for (const all of [loadBestBuy(), loadBigBasket()]) {
+      const blank = mine(all).mined.suggestions.filter((s) => s.display === '' && s.type !== SUG.product);
+      expect(blank.map((s) => s.key)).toEqual([]);
     }
   });
 });
