@@ -10,13 +10,15 @@
 //
 // Versions: 1 (UTF-16 titles and suggestion displays, no term top lists); 2 (UTF-8 titles and
 // displays, stored documents without their title, term top lists, shared deleted counter);
-// 3 (per-document f32 vectors `vec.f32` and the embedder's name in the segment metadata).
+// 3 (per-document f32 vectors `vec.f32` and the embedder's name in the segment metadata); 4 (the
+// layout of 3; its terms carry a number and its unit joined, "5 kg" -> "5kg", and its phrases
+// their displays: a snapshot of 3 lacks them, and is rebuilt from the documents).
 import type { FileHandle } from 'node:fs/promises';
 import { Segment, type SegmentMeta } from './segment.js';
 import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
-export const ENGINE_FORMAT_VERSION = 3;
-export const OLDEST_READABLE_VERSION = 3;
+export const ENGINE_FORMAT_VERSION = 4;
+export const OLDEST_READABLE_VERSION = 4;
 const MAGIC = 0x4e454753; // "SGEN" read as little-endian u32
 
 interface SegmentEntry {

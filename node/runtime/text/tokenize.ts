@@ -87,7 +87,8 @@ export function singular(word: string): string | null {
  *   "phone"; "at&t" -> "att" + "at", "t"
  * - letters and digits split as parts: "65in" -> "65in" + "65", "in"; "rtx4090" -> "rtx", "4090"
  * - numbers keep decimals and fractions: "54.6", "1/2", "1,000" -> "1000"; `55"` -> "55in"
- * - units after a number get their canonical form: "36 inches" -> "inches" + alt "in"
+ * - units after a number get their canonical form, and the two joined: "36 inches" -> "inches"
+ *   + alts "in", "36in" (so "36in" finds "36 inches" even when the index knows "36in")
  * - plural words get their singular as an alternative: "drills" + alt "drill"
  * - CJK (Han, Kana, Hangul) runs become overlapping character bigrams
  * - other scripts are kept whole, including their combining marks
@@ -108,31 +109,33 @@ export function forEachToken(text: string, sink: TokenSink, options: TokenizeOpt
   const hasCjk = CJK_CHAR.test(s);
   const src = hasCjk ? s.replace(CJK_RUN, ' $& ') : s;
   let pos = 0;
-  let prevNumeric = false;
+  // the number the previous word ended with ("5" of "5 kg"), for the unit after it
+  let prevNumber: string | null = null;
   for (const m of src.matchAll(RUN)) {
     const run = m[0];
     if (hasCjk && CJK_CHAR.test(run)) {
       pos = emitCjk(run, pos, sink);
-      prevNumeric = false;
+      prevNumber = null;
       continue;
     }
     const shape = asciiShape(run);
     if (shape === LOWER) {
       // the common case, a plain lower-case word: no parts, maybe a unit or a singular
-      emitPlain(run, pos, prevNumeric, variants, sink);
-      prevNumeric = false;
+      emitPlain(run, pos, prevNumber, variants, sink);
+      prevNumber = null;
       pos++;
       continue;
     }
     if (shape === DIGITS_ONLY) {
       sink(clip(run), pos, 'word');
-      prevNumeric = true;
+      prevNumber = run;
       pos++;
       continue;
     }
     for (const word of splitRun(run)) {
-      emitWord(word, pos, prevNumeric, variants, sink);
-      prevNumeric = NUMBER.test(word.segs[word.segs.length - 1] ?? '');
+      emitWord(word, pos, prevNumber, variants, sink);
+      const lastSeg = word.segs[word.segs.length - 1] ?? '';
+      prevNumber = NUMBER.test(lastSeg) ? lastSeg : null;
       pos++;
     }
   }
@@ -195,7 +198,7 @@ function splitRun(run: string): RunWord[] {
   return result;
 }
 
-function emitWord(word: RunWord, pos: number, afterNumber: boolean, variants: boolean, sink: TokenSink): void {
+function emitWord(word: RunWord, pos: number, afterNumber: string | null, variants: boolean, sink: TokenSink): void {
   const segs = word.quoteUnit ? [...word.segs.slice(0, -1), (word.segs[word.segs.length - 1] as string) + word.quoteUnit] : word.segs;
   const term = clip(segs.join(''));
   sink(term, pos, 'word');
@@ -232,8 +235,11 @@ function emitWord(word: RunWord, pos: number, afterNumber: boolean, variants: bo
     }
   }
   if (segs.length === 1) {
-    const unit = afterNumber ? UNITS.get(term) : undefined;
-    if (unit !== undefined) add(unit, 'alt');
+    const unit = afterNumber !== null ? UNITS.get(term) : undefined;
+    if (unit !== undefined) {
+      add(unit, 'alt');
+      add(afterNumber + unit, 'alt');
+    }
     const one = singular(term);
     if (one !== null) add(one, 'alt');
   } else {
@@ -261,12 +267,16 @@ function asciiShape(run: string): number {
   return letters && !digits ? LOWER : digits && !letters ? DIGITS_ONLY : OTHER;
 }
 
-function emitPlain(term: string, pos: number, afterNumber: boolean, variants: boolean, sink: TokenSink): void {
+function emitPlain(term: string, pos: number, afterNumber: string | null, variants: boolean, sink: TokenSink): void {
   const t = clip(term);
   sink(t, pos, 'word');
   if (!variants) return;
-  const unit = afterNumber ? UNITS.get(t) : undefined;
-  if (unit !== undefined && unit !== t) sink(unit, pos, 'alt');
+  const unit = afterNumber !== null ? UNITS.get(t) : undefined;
+  if (unit !== undefined) {
+    if (unit !== t) sink(unit, pos, 'alt');
+    // "5 kg" also as "5kg", the way it is often typed (and written in other titles)
+    sink(clip(afterNumber + unit), pos, 'alt');
+  }
   const one = singular(t);
   if (one !== null && one !== unit) sink(one, pos, 'alt');
 }

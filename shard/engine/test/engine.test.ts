@@ -40,6 +40,20 @@ describe('SuggestEngine', () => {
     expect(e.documentCount).toBe(4);
   });
 
+  it('finds a number and its unit typed joined when titles write them apart, though the index knows the joined form', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'a', title: 'Multigrain Atta 5 Kg Pouch', desc: '', manufacturer: 'Aashirvaad', raw: {} },
+      { id: 'b', title: 'Chakki Atta, 10 kgs', desc: '', manufacturer: 'Pillsbury', raw: {} },
+      // "5kg" is a term of the index: the query word is not split into "5" and "kg"
+      { id: 'c', title: 'Idli Rice 5kg', desc: '', manufacturer: 'BB Royal', raw: {} },
+    ]);
+    expect(ids(e.autocomplete({ query: 'atta 5kg' }))[0]).toBe('a');
+    expect(ids(e.typeahead({ query: 'atta 5kg' }))).toContain('a');
+    expect(ids(e.autocomplete({ query: 'atta 10kg' }))[0]).toBe('b');
+    expect(ids(e.autocomplete({ query: 'rice 5 kg' }))[0]).toBe('c');
+  });
+
   it('maps display fields into autocomplete suggestions', () => {
     const e = new SuggestEngine();
     e.upsert(small);

@@ -45,6 +45,13 @@ describe('tokenize', () => {
     expect(terms('5 gallon bucket')).toContain('gal');
     expect(terms('made in usa')).not.toContain('inch');
     expect(terms('inches')).toEqual(['inches', 'inch']); // no number before: no unit, only the singular
+    // the number and the unit joined, as they are often typed: "5kg" finds "5 Kg"
+    expect(terms('Atta 5 Kg', 'alt')).toEqual(['5kg']);
+    expect(terms('36 inches', 'alt')).toEqual(['in', '36in', 'inch']);
+    expect(terms('1/2 in. pipe', 'alt')).toEqual(['1/2in']);
+    expect(terms('1,000 Watts', 'alt')).toEqual(['w', '1000w', 'watt']);
+    expect(terms('2 in 1 charger', 'alt')).toEqual(['2in']);
+    expect(terms('size 5 shoes', 'alt')).toEqual(['shoe']);
   });
 
   it('adds singular forms as alternatives', () => {
