@@ -104,6 +104,14 @@ export function encodeSegments(segments: readonly Segment[], options: Record<str
   return out;
 }
 
+/** A snapshot written in a format this build does not read: expected after an upgrade. */
+export class SnapshotFormatError extends Error {
+  constructor(readonly version: number) {
+    const side = version > ENGINE_FORMAT_VERSION ? 'newer' : 'older';
+    super(`engine snapshot format ${version} is ${side} than this build reads (${OLDEST_READABLE_VERSION}-${ENGINE_FORMAT_VERSION}); rebuild the index from its documents`);
+  }
+}
+
 /** magic, format version, header length */
 const PREAMBLE = 12;
 
@@ -111,8 +119,7 @@ const PREAMBLE = 12;
 function checkPreamble(view: DataView): number {
   if (view.getUint32(0, true) !== MAGIC) throw new Error('not an engine snapshot (bad magic)');
   const version = view.getUint32(4, true);
-  if (version > ENGINE_FORMAT_VERSION) throw new Error(`engine snapshot format ${version} is newer than this build reads (${ENGINE_FORMAT_VERSION}); rebuild the index from its documents`);
-  if (version < OLDEST_READABLE_VERSION) throw new Error(`engine snapshot format ${version} is older than this build reads (${OLDEST_READABLE_VERSION}); rebuild the index from its documents`);
+  if (version > ENGINE_FORMAT_VERSION || version < OLDEST_READABLE_VERSION) throw new SnapshotFormatError(version);
   return view.getUint32(8, true);
 }
 

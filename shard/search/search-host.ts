@@ -22,6 +22,7 @@ import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
 import { behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
 import { docFields } from '../engine/doc-fields.js';
 import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
+import { ENGINE_FORMAT_VERSION, SnapshotFormatError } from '../engine/engine-format.js';
 import { embeddingProviderFromEnv, type EmbeddingProvider } from '../engine/embedding-provider.js';
 import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
@@ -1056,7 +1057,10 @@ export class SearchHost implements QueryHandler {
       this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents, graphs });
       return engine;
     } catch (err) {
-      this.opts.log?.warn('engine snapshot unreadable; rebuilding', { err, file });
+      if (err instanceof SnapshotFormatError) {
+        // written by another build (an upgrade): a cache of the documents, built again from them
+        this.opts.log?.info('engine snapshot of another format; rebuilding from the documents', { index: ref.physicalIndexId, part: ref.part, format: err.version, reads: ENGINE_FORMAT_VERSION });
+      } else this.opts.log?.warn('engine snapshot unreadable; rebuilding', { err, file });
       return null;
     } finally {
       if (!Buffer.isBuffer(source)) await source.close();

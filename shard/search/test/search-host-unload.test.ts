@@ -13,6 +13,7 @@ import { PartitionStore } from '../../partition-store.js';
 import type { BatchOp } from '../../rocks-db.js';
 import { ShardNode } from '../../shard-node.js';
 import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
+import { ENGINE_FORMAT_VERSION } from '../../engine/engine-format.js';
 import { restoreEngines } from '../restore-engines.js';
 import { SearchHost } from '../search-host.js';
 import { SegmentPool } from '../segment-pool.js';
@@ -175,6 +176,26 @@ describe('unloading a large engine', () => {
     expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
     expect((await query('typeahead', 'dewalt im')).length).toBeGreaterThan(0);
     expect(host.engineBuilds.pool).toBe(2);
+  }, 30_000);
+
+  it('builds from the stored documents when the snapshot is of an older engine format (an upgrade), and says so without a warning', async () => {
+    const before = await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    const snap = engineFiles().find((f) => f.endsWith('.snap'));
+    expect(snap).toBeDefined();
+    const file = path.join(dir.dir, 'engine', `p${ref.partition}`, snap!);
+    const bytes = readFileSync(file);
+    // the engine bytes follow the host's header: "SGEN", then the format version
+    bytes.writeUInt32LE(ENGINE_FORMAT_VERSION - 1, 4 + bytes.readUInt32LE(0) + 4);
+    writeFileSync(file, bytes);
+    const logged: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    const capture = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void logged.push({ level, msg, fields });
+    (host as unknown as { opts: { log: unknown } }).opts.log = { ...quietLogger, info: capture('info'), warn: capture('warn') };
+    const builds = host.engineBuilds.pool;
+    expect(await answers()).toEqual(before);
+    expect(host.engineBuilds.pool).toBe(builds + 1);
+    expect(logged.filter((l) => l.level === 'warn')).toEqual([]);
+    expect(logged.find((l) => l.msg.includes('another format'))?.fields).toMatchObject({ format: ENGINE_FORMAT_VERSION - 1, reads: ENGINE_FORMAT_VERSION });
   }, 30_000);
 
   it('holds a snapshot again after an orderly restart, and reads it back with the writes from before and after the stop', async () => {
