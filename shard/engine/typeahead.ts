@@ -3,7 +3,8 @@
 // at the start of suggestion keys and at later word starts (ranked lower); scores of the same
 // suggestion in several segments add up. When that leaves room, the query's spelling
 // alternatives are looked up too (ranked lower by typo cost), and then products matching every
-// word anywhere (ranked lowest). Scores are sums over supporting documents times match factors,
+// word anywhere (ranked lowest; when none has every word and nothing else was found, those with
+// every word but the last). Scores are sums over supporting documents times match factors,
 // so results of several index parts merge by adding the scores of equal ids.
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
@@ -105,7 +106,14 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   if (out.length < limit) {
     // products with every word somewhere (typo-tolerant), below anything the tables matched
     const productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
-    const res = lexicalSearch(snapshot, productQuery, { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
+    let res = lexicalSearch(snapshot, productQuery, { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
+    // Nothing found, and no product has every word ("mango juice 1l" where no title gives a
+    // size): the products of what was typed before the last word, rather than an empty list. The
+    // words before it found something a keystroke ago, most likely; they are memoized.
+    if (out.length === 0 && res.hits.length === 0 && productQuery.words.length > 1) {
+      const head = productQuery.words.slice(0, -1).map((w) => w.term);
+      res = lexicalSearch(snapshot, analyzeQuery(`${head.join(' ')} `), { limit, requireAll: true, prefixLast: false, clock });
+    }
     const top = res.hits[0]?.score ?? 1;
     const have = new Set(out.map((s) => s.id));
     for (const h of res.hits) {

@@ -20,6 +20,22 @@ describe('BigBasket catalogue', () => {
     expect(filtered.suggestions.length).toBeGreaterThan(0);
     for (const s of filtered.suggestions) expect(s.metadata.concepts).toContain('Beauty & Hygiene');
   });
+
+  it('keeps the products of the words before the last when the last word leaves none, in typeahead', () => {
+    const engine = new SuggestEngine();
+    engine.upsert(loadBigBasket());
+    // no BigBasket title gives a juice's size: "mango juice" products (juice may be their
+    // category) instead of an empty list
+    const juice = engine.typeahead({ query: 'mango juice 1l' });
+    expect(juice.suggestions.length).toBeGreaterThan(3);
+    for (const s of juice.suggestions) expect(s.title.toLowerCase()).toContain('mango');
+    expect(juice.suggestions.some((s) => s.title.toLowerCase().includes('juice'))).toBe(true);
+    expect(juice.corrected_query).toBeNull();
+    // the words before the last find nothing either: nothing is made up
+    expect(engine.typeahead({ query: 'qqxv zzkw 1l' }).suggestions).toEqual([]);
+    // a last word that does match keeps every word required
+    for (const s of engine.typeahead({ query: 'mango juice alphon' }).suggestions) expect(s.title.toLowerCase()).toContain('alphonso');
+  });
 });
 
 describe('other scripts', () => {
