@@ -482,7 +482,7 @@ export class SuggestEngine {
       if (rules.active) Object.assign(s.metadata, rules.marks(snap, h));
       return s;
     });
-    const out: AutocompleteResult = { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, mode, suggestions };
+    const out: AutocompleteResult = { normalized_query: q.normalized, corrected_query: corrected ? this.corrector('any').shown(corrected, words, lastIsPrefix) : null, mode, suggestions };
     clock?.lap('render');
     if (rules.active) {
       const pinned = rules.pinned(snap, options.filters, (seg, ord, score) => renderSuggestion(snap, seg, ord, score, null), (spec) => lexicalSearch(snap, q, { ...options, limit: 1, filters: spec }).hits[0] ?? null);

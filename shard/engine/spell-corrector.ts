@@ -217,6 +217,25 @@ export class SpellCorrector {
     const best = this.candidates(words, lastIsPrefix, 1)[0];
     return best && best.changed ? best.words : null;
   }
+
+  /**
+   * `corrected_query` as shown for the corrected words of `typed`. A last word still typed is
+   * corrected to the start of a term ("cofee" -> "coffe", which is how it is searched); shown,
+   * it is the whole term when that is as near to what was typed ("coffee"), the nearest and most
+   * frequent of them. Runs once per answer that has a correction.
+   */
+  shown(corrected: readonly string[], typed: readonly string[], lastIsPrefix: boolean): string {
+    const last = corrected.at(-1);
+    const word = typed.at(-1);
+    if (!lastIsPrefix || last === undefined || word === undefined || last === word) return corrected.join(' ');
+    const near = this.snapshot.fuzzyTerms(word, maxEditsFor(word.length), false, this.kind, 12);
+    let best: (typeof near)[number] | null = null;
+    for (const m of near) {
+      if (!m.term.startsWith(last)) continue;
+      if (best === null || m.distance < best.distance || (m.distance === best.distance && m.weight > best.weight)) best = m;
+    }
+    return best === null ? corrected.join(' ') : [...corrected.slice(0, -1), best.term].join(' ');
+  }
 }
 
 

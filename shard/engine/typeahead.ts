@@ -133,7 +133,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   clock?.lap('rank');
   // the thread's scratch must not keep this query's segments alive on a thread that goes quiet
   cands.reset(false);
-  return { normalized_query: q.normalized, corrected_query: corrected ? corrected.join(' ') : null, suggestions: out.slice(0, wanted) };
+  return { normalized_query: q.normalized, corrected_query: corrected ? corrector.shown(corrected, words, lastIsPrefix) : null, suggestions: out.slice(0, wanted) };
 }
 
 /**

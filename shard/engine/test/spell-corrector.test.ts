@@ -77,6 +77,23 @@ describe('SpellCorrector', () => {
     expect(fix('iphnoe', true)).toBe('iphone');
   });
 
+  it('shows a corrected last word whole when the whole word is as near to what was typed', () => {
+    const shown = (q: string): string | null => {
+      const words = q.split(' ');
+      const fixed = c.correct(words, true);
+      return fixed === null ? null : c.shown(fixed, words, true);
+    };
+    // searched as the prefix "galax" (one substitution); "galaxy" is one insertion away
+    expect(fix('samsung galax', true)).toBeNull();
+    expect(fix('samsung galaxx', true)).toBe('samsung galax');
+    expect(shown('samsung galaxx')).toBe('samsung galaxy');
+    // the whole word is further than the prefix found: the prefix is shown
+    expect(fix('samsung gzlax', true)).toBe('samsung galax');
+    expect(shown('samsung gzlax')).toBe('samsung galax');
+    // a finished word is shown as corrected
+    expect(c.shown(['samsung', 'galaxy'], ['samsng', 'galaxy'], false)).toBe('samsung galaxy');
+  });
+
   it('ranks several readings', () => {
     const alts = c.candidates(['samsng', 'galaxy'], false, 3);
     expect(alts[0]?.words).toEqual(['samsung', 'galaxy']);
