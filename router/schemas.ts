@@ -701,7 +701,7 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       query: Type.String(),
       original_query: Type.String(),
       normalized_query: Type.String(),
-      corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'The query as corrected from the index\'s own vocabulary (only its last six words are questioned), null when unchanged.' }),
+      corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'The query as corrected from the index\'s own vocabulary (only its last six words are questioned), null when unchanged. A last word still being typed is searched as the start of a word ("cofee" as "coffe") and shown whole when the whole word is as near to what was typed ("coffee").' }),
       mode: Type.String({ description: 'Effective mode (`typeahead` on typeahead; `proxy` on autocomplete of a tenant in proxy mode, answered by its connected search API).' }),
       index: Type.String(),
       took_ms: Type.Number(),
