@@ -4,7 +4,7 @@
 // suggestion in several segments add up. When that leaves room, the query's spelling
 // alternatives are looked up too (ranked lower by typo cost), and then products matching every
 // word anywhere (ranked lowest; when none has every word and nothing else was found, those with
-// every word but the last). Scores are sums over supporting documents times match factors,
+// every word but the joining ones, or else every word before the last). Scores are sums over supporting documents times match factors,
 // so results of several index parts merge by adding the scores of equal ids.
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
@@ -27,6 +27,11 @@ export const EXACT_FACTOR = 1.25;
 export const TYPEAHEAD_TYPO_FACTOR = 0.3;
 /** Products found by full-text matching when the tables ran short. */
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
+/**
+ * Words that only join others ("paint for deck"): left out of the products' search when no
+ * product has every word. Not "in", "x", "no", "plus": they carry sizes and meaning in products.
+ */
+const JOINING_WORDS = new Set(['a', 'an', 'and', 'or', 'the', 'of', 'for', 'with', 'w', 'to', 'on', 'at', 'by', 'from', 'into', 'onto', 'your', 'my', 'that', 'this', 'de', 'la', 'le', 'et', 'und', 'mit', 'fur']);
 
 // Scratch memory of the thread, reused by every keystroke: typeahead is synchronous and never
 // nested, and leaves nothing in it that the next query reads (each use starts with a reset).
@@ -107,12 +112,15 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     // products with every word somewhere (typo-tolerant), below anything the tables matched
     const productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
     let res = lexicalSearch(snapshot, productQuery, { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
-    // Nothing found, and no product has every word ("mango juice 1l" where no title gives a
-    // size): the products of what was typed before the last word, rather than an empty list. The
-    // words before it found something a keystroke ago, most likely; they are memoized.
+    // Nothing found, and no product has every word: first without the words that only join
+    // others ("knobs for cabinet" finds "Cabinet Knob"), then the products of what was typed
+    // before the last word ("mango juice 1l" where no title gives a size), rather than an empty
+    // list. The words before it found something a keystroke ago, most likely.
     if (out.length === 0 && res.hits.length === 0 && productQuery.words.length > 1) {
-      const head = productQuery.words.slice(0, -1).map((w) => w.term);
-      res = lexicalSearch(snapshot, analyzeQuery(`${head.join(' ')} `), { limit, requireAll: true, prefixLast: false, clock });
+      const terms = productQuery.words.map((w) => w.term);
+      const content = terms.filter((t, i) => i === terms.length - 1 || !JOINING_WORDS.has(t));
+      if (content.length < terms.length) res = lexicalSearch(snapshot, analyzeQuery(content.join(' ') + (lastIsPrefix ? '' : ' ')), { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
+      if (res.hits.length === 0 && content.length > 1) res = lexicalSearch(snapshot, analyzeQuery(`${content.slice(0, -1).join(' ')} `), { limit, requireAll: true, prefixLast: false, clock });
     }
     const top = res.hits[0]?.score ?? 1;
     const have = new Set(out.map((s) => s.id));

@@ -54,6 +54,22 @@ describe('SuggestEngine', () => {
     expect(ids(e.autocomplete({ query: 'rice 5 kg' }))[0]).toBe('c');
   });
 
+  it('leaves out joining words, then the last word, when no product has every word in typeahead', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'k1', title: 'Amerock 1-1/2 in. White Cabinet Knob', desc: '', manufacturer: 'Amerock', raw: {} },
+      { id: 'k2', title: 'Laurey 1-1/4 in. Chrome Cabinet Knob', desc: '', manufacturer: 'Laurey', raw: {} },
+      { id: 's1', title: 'Delta Knob for Pivoting Shower Door in Chrome', desc: '', manufacturer: 'Delta', raw: {} },
+      { id: 'p1', title: 'Deck Paint, Cedar', desc: '', manufacturer: 'Behr', raw: {} },
+    ]);
+    // no title has "knobs", "for" and "cabinet": without "for", the cabinet knobs
+    expect(ids(e.typeahead({ query: 'knobs for cabine' })).filter((id) => id.startsWith('k') || id.startsWith('s')).sort()).toEqual(['k1', 'k2']);
+    // no title has "cabinet" and "drawer": the products of "cabinet"
+    expect(ids(e.typeahead({ query: 'cabinet drawe' })).sort()).toEqual(['k1', 'k2']);
+    // a joining word that is the whole rest of the query leaves nothing made up
+    expect(ids(e.typeahead({ query: 'for zzzz' }))).toEqual([]);
+  });
+
   it('maps display fields into autocomplete suggestions', () => {
     const e = new SuggestEngine();
     e.upsert(small);
