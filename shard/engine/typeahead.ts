@@ -28,6 +28,11 @@ export const TYPEAHEAD_TYPO_FACTOR = 0.3;
 /** Products found by full-text matching when the tables ran short. */
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
 /**
+ * Products found with some words left out: below those with every word, which another part of
+ * the index may have found (parts answer alone, their lists are merged by score).
+ */
+export const RELAXED_FALLBACK_FACTOR = 0.02;
+/**
  * Words that only join others ("paint for deck"): left out of the products' search when no
  * product has every word. Not "in", "x", "no", "plus": they carry sizes and meaning in products.
  */
@@ -116,7 +121,9 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     // others ("knobs for cabinet" finds "Cabinet Knob"), then the products of what was typed
     // before the last word ("mango juice 1l" where no title gives a size), rather than an empty
     // list. The words before it found something a keystroke ago, most likely.
+    let relaxed = false;
     if (out.length === 0 && res.hits.length === 0 && productQuery.words.length > 1) {
+      relaxed = true;
       const terms = productQuery.words.map((w) => w.term);
       const content = terms.filter((t, i) => i === terms.length - 1 || !JOINING_WORDS.has(t));
       if (content.length < terms.length) res = lexicalSearch(snapshot, analyzeQuery(content.join(' ') + (lastIsPrefix ? '' : ' ')), { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
@@ -131,7 +138,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       if (have.has(id) || titles.includes(title.toLowerCase())) continue;
       have.add(id);
       titles.push(title.toLowerCase());
-      const score = PRODUCT_FALLBACK_FACTOR * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
+      const score = (relaxed ? RELAXED_FALLBACK_FACTOR : PRODUCT_FALLBACK_FACTOR) * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
       out.push({ id, type: 'product', title, score: round(score) });
     }
     clock?.lap('fallback');

@@ -70,6 +70,24 @@ describe('SuggestEngine', () => {
     expect(ids(e.typeahead({ query: 'for zzzz' }))).toEqual([]);
   });
 
+  it('ranks products found with words left out below those with every word that another part found', () => {
+    // two parts of one index answer alone and their lists merge by score: one part has a product
+    // with every word, the other only products without "for"
+    const withEvery = new SuggestEngine();
+    withEvery.upsert([{ id: 'every', title: 'Knobs for Kitchen Cabinets', desc: '', manufacturer: 'Liberty', raw: {} }]);
+    const without = new SuggestEngine();
+    without.upsert([
+      { id: 'k1', title: 'Amerock 1-1/2 in. White Cabinet Knob', desc: '', manufacturer: 'Amerock', raw: { popularity: 900 } },
+      { id: 'k2', title: 'Laurey 1-1/4 in. Chrome Cabinet Knob', desc: '', manufacturer: 'Laurey', raw: { popularity: 800 } },
+    ]);
+    const merged = [withEvery, without]
+      .flatMap((e) => e.typeahead({ query: 'knobs for cabine' }).suggestions)
+      .filter((s) => s.type === 'product')
+      .sort((a, b) => b.score - a.score);
+    expect(merged.map((s) => s.id)[0]).toBe('every');
+    expect(merged.map((s) => s.id).sort()).toEqual(['every', 'k1', 'k2']);
+  });
+
   it('maps display fields into autocomplete suggestions', () => {
     const e = new SuggestEngine();
     e.upsert(small);
