@@ -25,18 +25,18 @@
 //
 // `--memo-mb` sets each build's memo budget (a query thread's share on a 2-core node is 85 MB).
 // The engines are loaded from each tree's `dist/` at run time: this file imports no engine code.
-import { parseArgs } from 'node:util';
 import { loadCatalogSpec } from './data/catalog.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources, queryStream } from './data/keystrokes.js';
 import { loadEngine, type EngineOfBuild } from './load/engine-build.js';
 import { percentile } from './load/latency-stats.js';
+import { cliArgs } from './load/cli.js';
 
 interface Build {
   name: string;
   engine: EngineOfBuild;
 }
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     a: { type: 'string' },
     b: { type: 'string' },

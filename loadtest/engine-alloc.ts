@@ -10,10 +10,10 @@
 // the next `--count` measured. The engine is loaded from the tree's `dist/` at run time.
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadCatalogSpec } from './data/catalog.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
 import { loadEngine } from './load/engine-build.js';
+import { cliArgs } from './load/cli.js';
 
 interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -21,7 +21,7 @@ interface SamplingNode {
   children: SamplingNode[];
 }
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     dir: { type: 'string', default: '.' },
     kind: { type: 'string', default: 'hybrid' },

@@ -10,15 +10,15 @@
 // `--warm-after-writes-ms` sets the node's SUGGEST_WARM_AFTER_WRITES_MS (0 by default here: the
 // build at the first query is what is measured); with it on and `--wait-s` longer than the pause
 // plus the build, the first query finds the engine loaded.
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog } from './data/catalog.js';
 import { LatencyProbe } from './load/latency-probe.js';
 import { provisionIndex } from './load/provision-service.js';
 import { readMetrics } from './load/metrics-reader.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     sizes: { type: 'string', default: '200,1000,3291,8000' },
     'wait-s': { type: 'string', default: '2' },

@@ -11,7 +11,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { loadCatalogSpec } from './data/catalog.js';
 import { REPO_ROOT } from './data/data-files.js';
@@ -20,8 +19,9 @@ import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { runRound, type RoundResult } from './load/load-round.js';
 import { processResidentMb } from './load/process-cpu.js';
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     catalog: { type: 'string', default: 'bestbuy,homedepot' },
     ways: { type: 'string', default: '1,0' },

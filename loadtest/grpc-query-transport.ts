@@ -11,7 +11,6 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { pack } from 'msgpackr';
 import { GrpcClientPool } from '../node/runtime/grpc-client-pool.js';
 import { GrpcServer } from '../node/runtime/grpc-server.js';
@@ -20,8 +19,9 @@ import type { ShardApi } from '../node/runtime/shard-api.js';
 import { shardGrpcService } from '../shard/shard-grpc-service.js';
 import { processCpuSeconds } from './load/process-cpu.js';
 import { runMain, writeResult } from './load/result-file.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     serve: { type: 'boolean', default: false },
     queries: { type: 'string', default: '20000' },

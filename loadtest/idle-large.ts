@@ -11,15 +11,15 @@
 // (timed too): what a write does to an idle part's snapshot. `--restart`: then the node is stopped
 // in order and started again before that query (a rolling restart after the write); the probe
 // stops with it.
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
 import { LatencyProbe } from './load/latency-probe.js';
 import { provisionIndex } from './load/provision-service.js';
 import { readMetrics } from './load/metrics-reader.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     catalog: { type: 'string', default: 'bestbuy,homedepot,bigbasket,pad:100000' },
     'idle-s': { type: 'string', default: '20' },

@@ -5,12 +5,12 @@
 // /metrics (prom-client's process and Node.js collectors).
 //
 //   node dist/loadtest/many-indexes.js [--indexes 5000] [--tenants 20] [--docs 20] [--idle-s 20] [--out FILE]
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { readMetrics } from './load/metrics-reader.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     indexes: { type: 'string', default: '5000' },
     tenants: { type: 'string', default: '20' },

@@ -11,7 +11,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { loadCatalog } from './data/catalog.js';
 import { REPO_ROOT } from './data/data-files.js';
@@ -19,8 +18,9 @@ import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/
 import { runRound, type RoundResult } from './load/load-round.js';
 import type { LatencySummary } from './load/latency-stats.js';
 import { provisionIndex, waitSettled } from './load/provision-service.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     'query-threads': { type: 'string', default: '0,2' },
     rate: { type: 'string', default: '1000' },

@@ -12,15 +12,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { loadCatalog, parseCatalogSources } from './data/catalog.js';
 import { REPO_ROOT } from './data/data-files.js';
 import { keystrokeStream, loadWeightedQueries } from './data/keystrokes.js';
 import { LatencyStats, type LatencySummary } from './load/latency-stats.js';
 import { provisionIndex, waitSearchable } from './load/provision-service.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     target: { type: 'string' },
     'spawn-single-node': { type: 'boolean', default: false },

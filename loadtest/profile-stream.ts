@@ -11,11 +11,11 @@
 //
 // `--warm` asks the same requests once, unmeasured, first (the thread memos of a running service).
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { percentile } from './load/latency-stats.js';
 import { loadWorkload, requestPath, workloadQueries } from './load/workload.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     workload: { type: 'string' },
     target: { type: 'string' },

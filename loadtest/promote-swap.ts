@@ -15,7 +15,6 @@
 // engine go five seconds after the swap).
 //
 //   node dist/loadtest/promote-swap.js [--documents 57958] [--after-s 12] [--out FILE]
-import { parseArgs } from 'node:util';
 import type { SuggestDocument } from '../node/runtime/document.js';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { loadCatalog } from './data/catalog.js';
@@ -23,8 +22,9 @@ import { LatencyProbe } from './load/latency-probe.js';
 import { MAX_BATCH, provisionIndex } from './load/provision-service.js';
 import { readMetrics } from './load/metrics-reader.js';
 import { runMain, writeResult } from './load/result-file.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     documents: { type: 'string', default: '57958' },
     'after-s': { type: 'string', default: '12' },

@@ -7,14 +7,14 @@
 // 20 ms, for `--after-s` seconds: the first answer's time is what the first user typing waits.
 //
 //   node dist/loadtest/restart-first-query.js [--catalog bestbuy,homedepot] [--delay-ms 1000] [--after-s 5] [--out FILE]
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { loadCatalogSpec } from './data/catalog.js';
 import { percentile } from './load/latency-stats.js';
 import { provisionIndex } from './load/provision-service.js';
 import { runMain, writeResult } from './load/result-file.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     catalog: { type: 'string', default: 'bestbuy,homedepot' },
     'after-s': { type: 'string', default: '5' },

@@ -25,7 +25,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadCatalogSpec } from './data/catalog.js';
 import { REPO_ROOT } from './data/data-files.js';
 import { suggestContractProblems } from './load/contract-check.js';
@@ -38,8 +37,9 @@ import { cacheLookups, hitRatio, type CacheLookups } from './load/metrics-reader
 import { provisionIndex, waitSearchable, waitSettled } from './load/provision-service.js';
 import { parseBaselineSpec, spawnBaseline } from './load/spawned-server.js';
 import { loadWorkload, parseEnvSettings, parseWorkload, requestPath, workloadQueries, type Workload } from './load/workload.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     workload: { type: 'string' },
     target: { type: 'string' },

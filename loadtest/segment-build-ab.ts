@@ -8,17 +8,17 @@
 //
 // `--builds`: segments built per size and repeat (fewer for large sizes: at most the catalogue's
 // worth of documents). The engines are loaded from each tree's `dist/` at run time.
-import { parseArgs } from 'node:util';
 import { loadCatalogSpec } from './data/catalog.js';
 import { distUrl } from './load/engine-build.js';
 import { percentile } from './load/latency-stats.js';
+import { cliArgs } from './load/cli.js';
 
 interface Builder {
   addAll(docs: Iterable<unknown>): Builder;
   build(): unknown;
 }
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     a: { type: 'string' },
     b: { type: 'string' },

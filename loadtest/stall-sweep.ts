@@ -6,14 +6,14 @@
 // size on the event loop that typeahead, routing and HTTP share.
 //
 //   node dist/loadtest/stall-sweep.js [--catalog bestbuy,homedepot] [--only NAME,...] [--out FILE]
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
 import { LatencyProbe } from './load/latency-probe.js';
 import { provisionIndex } from './load/provision-service.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     catalog: { type: 'string', default: 'bestbuy,homedepot' },
     only: { type: 'string' },

@@ -11,12 +11,12 @@
 //        [--catalog bestbuy,homedepot] [--rounds 3] [--one-word]
 //
 // `--one-word` keeps only keystrokes of one word (no space). Each round starts from fresh engines.
-import { parseArgs } from 'node:util';
 import { loadCatalogSpec } from './data/catalog.js';
 import { keystrokeStream, loadWeightedQueries, parseQuerySources } from './data/keystrokes.js';
 import { loadEngine, type EngineOfBuild } from './load/engine-build.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     a: { type: 'string' },
     b: { type: 'string' },

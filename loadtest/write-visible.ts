@@ -12,15 +12,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadCatalog, parseCatalogSources } from './data/catalog.js';
 import { REPO_ROOT } from './data/data-files.js';
 import { LatencyStats } from './load/latency-stats.js';
 import { runRound, type RoundResult } from './load/load-round.js';
 import { provisionIndex, waitSearchable } from './load/provision-service.js';
 import { loadWorkload, requestPath, workloadQueries } from './load/workload.js';
+import { cliArgs } from './load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     'spawn-single-node': { type: 'boolean', default: false },
     target: { type: 'string' },

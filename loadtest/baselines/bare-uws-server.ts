@@ -14,13 +14,13 @@
 //   node dist/loadtest/baselines/bare-uws-server.js [--port 0] [--host 127.0.0.1] [--suggestions 10] [--index products] [--work-us 0] [--threads 1]
 // prints {"msg":"ready","server":"bare-uws","port":N,...} on stdout once every thread listens.
 import { createServer, type AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import uWS from 'uWebSockets.js';
 import { loadBestBuyProducts } from '../data/bestbuy.js';
 import { announceReady, suggestBody, typeaheadSuggestion } from './suggest-body.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     port: { type: 'string', default: '0' },
     host: { type: 'string', default: '127.0.0.1' },

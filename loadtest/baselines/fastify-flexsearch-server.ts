@@ -10,14 +10,14 @@
 //        [--index products] [--key KEY] [--catalog bestbuy,homedepot]
 // prints {"msg":"ready","server":"fastify-flexsearch","port":N,...} on stdout once listening.
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import Fastify, { type FastifyError } from 'fastify';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import { loadCatalogSpec } from '../data/catalog.js';
 import { FlexSearchPeer } from '../peers/flexsearch-peer.js';
 import { announceReady, autocompleteSuggestion, suggestBody, typeaheadSuggestion } from './suggest-body.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     port: { type: 'string', default: '0' },
     host: { type: 'string', default: '127.0.0.1' },

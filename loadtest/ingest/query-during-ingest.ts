@@ -11,14 +11,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startSingleNode } from '../../node/runtime/process-harness.js';
 import { homeDepotDocuments } from '../data/catalog.js';
 import { REPO_ROOT } from '../data/data-files.js';
 import { percentile } from '../load/latency-stats.js';
 import { provisionIndex } from '../load/provision-service.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     rounds: { type: 'string', default: '2' },
     warm: { type: 'boolean', default: false },

@@ -13,12 +13,12 @@
 //
 //   npm run build && node dist/loadtest/placement/failover-reads.js [--seconds 40] [--kill-at 12]
 //     [--clients 4] [--replica-reads 1] [--out FILE]
-import { parseArgs } from 'node:util';
 import { partitionOf } from '../../node/runtime/hash.js';
 import { startLocalCluster } from '../../node/runtime/process-harness.js';
 import { runMain, writeResult } from '../load/result-file.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     seconds: { type: 'string', default: '40' },
     'kill-at': { type: 'string', default: '12' },

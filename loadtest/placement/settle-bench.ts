@@ -10,12 +10,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startLocalCluster } from '../../node/runtime/process-harness.js';
 import { REPO_ROOT } from '../data/data-files.js';
 import { WriteLoad, missingDocuments, percentile } from './write-load.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     docs: { type: 'string', default: '20000' },
     partitions: { type: 'string', default: '64' },

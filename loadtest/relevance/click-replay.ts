@@ -20,7 +20,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import { loadBestBuyProducts, loadBestBuyQueryEvents } from '../data/bestbuy.js';
 import { REPO_ROOT } from '../data/data-files.js';
@@ -31,8 +30,9 @@ import { provisionIndex, ServiceError, waitSearchable } from '../load/provision-
 import { typingPrefix } from './eval-set.js';
 import { firstRelevantRank, scoreRanks, type RankingScore } from './metrics.js';
 import { ServiceEngine } from './service-engine.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     target: { type: 'string' },
     'spawn-single-node': { type: 'boolean', default: false },

@@ -12,7 +12,6 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../data/data-files.js';
 import { loadHomeDepot } from '../data/homedepot.js';
 import { summarize } from '../load/latency-stats.js';
@@ -21,8 +20,9 @@ import { typingPrefix } from './eval-set.js';
 import { firstRelevantRank, scoreRanks, type RankingScore } from './metrics.js';
 import { inMiningHalf } from './mine-synonyms.js';
 import { ServiceEngine } from './service-engine.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     'spawn-single-node': { type: 'boolean', default: false },
     target: { type: 'string' },

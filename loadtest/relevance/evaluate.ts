@@ -13,7 +13,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../data/data-files.js';
 import { summarize } from '../load/latency-stats.js';
 import { provisionIndex, waitSearchable } from '../load/provision-service.js';
@@ -24,6 +23,7 @@ import type { PeerEngine, TitledDocument } from '../peers/peer-engine.js';
 import { buildEvalSet, VARIANTS, type EvalCase, type Variant } from './eval-set.js';
 import { firstRelevantRank, scoreRanks, type RankedPosition, type RankingScore } from './metrics.js';
 import { ServiceEngine } from './service-engine.js';
+import { cliArgs } from '../load/cli.js';
 
 const ENGINES = [
   'service-autocomplete',
@@ -37,7 +37,7 @@ const ENGINES = [
 ] as const;
 type EngineName = (typeof ENGINES)[number];
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     engines: { type: 'string', default: ENGINES.join(',') },
     target: { type: 'string' },

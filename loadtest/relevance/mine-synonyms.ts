@@ -12,10 +12,10 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { REPO_ROOT } from '../data/data-files.js';
 import { loadHomeDepot } from '../data/homedepot.js';
+import { cliArgs } from '../load/cli.js';
 
 /** Relevance from which a judged product counts as what the query meant (2 of 3 raters: exact). */
 export const RELEVANT = 2.67;
@@ -102,7 +102,7 @@ export function mineSynonyms(opts: { minSupport: number; minShare: number; minLi
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = cliArgs({
     options: {
       out: { type: 'string', default: path.join(REPO_ROOT, 'loadtest/relevance/hd-synonyms.json') },
       'min-support': { type: 'string', default: '3' },

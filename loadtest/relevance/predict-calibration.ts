@@ -24,7 +24,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../data/data-files.js';
 import { loadHomeDepot } from '../data/homedepot.js';
 import { SeededRandom } from '../data/seeded-random.js';
@@ -32,8 +31,9 @@ import { provisionIndex, waitSearchable, ServiceError } from '../load/provision-
 import { primaryConfidence, recalibrated } from '../../router/predict-model.js';
 import { fitLogistic, fold, isotonicKnots, isRight, reliability, type ReliabilityBin } from './calibration-math.js';
 import { typingPrefix } from './eval-set.js';
+import { cliArgs } from '../load/cli.js';
 
-const { values } = parseArgs({
+const { values } = cliArgs({
   options: {
     target: { type: 'string' },
     'spawn-single-node': { type: 'boolean', default: false },
