@@ -10,7 +10,7 @@ import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular } from '../../node/runtime/text/tokenize.js';
 import type { IndexSnapshot } from './index-snapshot.js';
-import { lexicalSearch } from './lexical-search.js';
+import { lexicalSearch, type LexicalResult } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { docWeightOf, type Segment } from './segment.js';
 import type { SpellCorrector } from './spell-corrector.js';
@@ -126,8 +126,8 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       relaxed = true;
       const terms = productQuery.words.map((w) => w.term);
       const content = terms.filter((t, i) => i === terms.length - 1 || !JOINING_WORDS.has(t));
-      if (content.length < terms.length) res = lexicalSearch(snapshot, analyzeQuery(content.join(' ') + (lastIsPrefix ? '' : ' ')), { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
-      if (res.hits.length === 0 && content.length > 1) res = lexicalSearch(snapshot, analyzeQuery(`${content.slice(0, -1).join(' ')} `), { limit, requireAll: true, prefixLast: false, clock });
+      if (content.length < terms.length) res = everyWordOf(snapshot, content.join(' ') + (lastIsPrefix ? '' : ' '), limit, clock);
+      if (res.hits.length === 0 && content.length > 1) res = everyWordOf(snapshot, `${content.slice(0, -1).join(' ')} `, limit, clock);
     }
     const top = res.hits[0]?.score ?? 1;
     const have = new Set(out.map((s) => s.id));
@@ -149,6 +149,24 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   // the thread's scratch must not keep this query's segments alive on a thread that goes quiet
   cands.reset(false);
   return { normalized_query: q.normalized, corrected_query: corrected ? corrector.shown(corrected, words, lastIsPrefix) : null, suggestions: out.slice(0, wanted) };
+}
+
+/**
+ * The relaxed queries of typeahead's products, memoized per snapshot: every keystroke of a last
+ * word that matches nothing asks for the same words before it ("batman a", "batman ar"...).
+ */
+const relaxedMemo = new MemoPerOwner<IndexSnapshot, string, LexicalResult>(() => new ClearingMemo({ maxEntries: 4096, entryBytes: 800 }));
+
+/** Products with every word of `text` (its last word a prefix unless it ends with a space). */
+function everyWordOf(snapshot: IndexSnapshot, text: string, limit: number, clock: StageClock | null): LexicalResult {
+  const memo = relaxedMemo.of(snapshot);
+  const key = `${limit}\u0000${text}`;
+  let res = memo.get(key);
+  if (res === undefined) {
+    res = lexicalSearch(snapshot, analyzeQuery(text), { limit, requireAll: true, prefixLast: !text.endsWith(' '), clock });
+    memo.set(key, res);
+  }
+  return res;
 }
 
 /**

@@ -68,6 +68,10 @@ describe('SuggestEngine', () => {
     expect(ids(e.typeahead({ query: 'cabinet drawe' })).sort()).toEqual(['k1', 'k2']);
     // a joining word that is the whole rest of the query leaves nothing made up
     expect(ids(e.typeahead({ query: 'for zzzz' }))).toEqual([]);
+    // the same words again after a write: its product is there (the memo is the snapshot's)
+    e.upsert([{ id: 'k3', title: 'Cabinet Pull', desc: '', manufacturer: 'Liberty', raw: {} }]);
+    e.refresh();
+    expect(ids(e.typeahead({ query: 'cabinet drawe' })).sort()).toEqual(['k1', 'k2', 'k3']);
   });
 
   it('ranks products found with words left out below those with every word that another part found', () => {
