@@ -26,7 +26,7 @@ const TRAILING_BREAK = /[\s,;:!?)\]}]$/u;
 /** Analyzes a search-box query; queries longer than `maxWords` words keep the first ones. */
 export function analyzeQuery(text: string, maxWords = 16): AnalyzedQuery {
   const norm = normalize(text);
-  const tokens = tokenize(norm, { normalized: true });
+  const tokens = tokenize(norm, { normalized: true, query: true });
   const words: QueryWord[] = [];
   for (const t of tokens) {
     if (t.kind === 'word') {

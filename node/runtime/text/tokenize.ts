@@ -26,6 +26,12 @@ export interface TokenizeOptions {
   normalized?: boolean;
   /** emit parts and alternatives (default true); suggestion keys use words only */
   variants?: boolean;
+  /**
+   * The text is a query someone typed: a foot mark after a number also reads as inches
+   * ("36' door" -> "36ft" + alt "36in"). Shoppers type `'` for `"`, which needs the shift key;
+   * titles are written with care and keep the foot.
+   */
+  query?: boolean;
 }
 
 /** Longer runs are cut: they are URLs, hashes or glued text, never something a user types. */
@@ -133,7 +139,7 @@ export function forEachToken(text: string, sink: TokenSink, options: TokenizeOpt
       continue;
     }
     for (const word of splitRun(run)) {
-      emitWord(word, pos, prevNumber, variants, sink);
+      emitWord(word, pos, prevNumber, variants, sink, options.query === true);
       const lastSeg = word.segs[word.segs.length - 1] ?? '';
       prevNumber = NUMBER.test(lastSeg) ? lastSeg : null;
       pos++;
@@ -198,7 +204,7 @@ function splitRun(run: string): RunWord[] {
   return result;
 }
 
-function emitWord(word: RunWord, pos: number, afterNumber: string | null, variants: boolean, sink: TokenSink): void {
+function emitWord(word: RunWord, pos: number, afterNumber: string | null, variants: boolean, sink: TokenSink, query = false): void {
   const segs = word.quoteUnit ? [...word.segs.slice(0, -1), (word.segs[word.segs.length - 1] as string) + word.quoteUnit] : word.segs;
   const term = clip(segs.join(''));
   sink(term, pos, 'word');
@@ -210,6 +216,7 @@ function emitWord(word: RunWord, pos: number, afterNumber: string | null, varian
     seen.add(c);
     sink(c, pos, kind);
   };
+  if (query && word.quoteUnit === 'ft') add(`${word.segs[word.segs.length - 1] as string}in`, 'alt');
   if (segs.length > 1) {
     for (let i = 0; i < segs.length; i++) {
       const seg = segs[i] as string;

@@ -52,6 +52,14 @@ describe('SuggestEngine', () => {
     expect(ids(e.typeahead({ query: 'atta 5kg' }))).toContain('a');
     expect(ids(e.autocomplete({ query: 'atta 10kg' }))[0]).toBe('b');
     expect(ids(e.autocomplete({ query: 'rice 5 kg' }))[0]).toBe('c');
+    // a foot mark typed for inches: "32'" finds a 32 in. door though the index knows "32ft"
+    e.upsert([
+      { id: 'door', title: 'Storm Door 32 in. x 80 in. White', desc: '', manufacturer: 'Larson', raw: {} },
+      { id: 'ladder', title: "32' Extension Ladder", desc: '', manufacturer: 'Werner', raw: {} },
+    ]);
+    expect(ids(e.autocomplete({ query: "32' storm door" }))[0]).toBe('door');
+    expect(ids(e.typeahead({ query: "32' storm door" }))).toContain('door');
+    expect(ids(e.autocomplete({ query: "32' ladder" }))[0]).toBe('ladder');
   });
 
   it('leaves out joining words, then the last word, when no product has every word in typeahead', () => {

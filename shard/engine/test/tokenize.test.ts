@@ -32,6 +32,11 @@ describe('tokenize', () => {
   it('reads quote marks after numbers as inches and feet', () => {
     expect(terms('Samsung 55" Class', 'word')).toEqual(['samsung', '55in', 'class']);
     expect(terms("6' ladder", 'word')).toEqual(['6ft', 'ladder']);
+    // typed in a query, a foot mark may be a shift-less inch mark: both readings
+    expect(terms("6' ladder", 'alt')).toEqual([]);
+    expect(analyzeQuery("36' wide door").words[0]).toEqual({ term: '36ft', alternatives: ['36in'], parts: ['36', 'ft'] });
+    expect(analyzeQuery("1/2' plywood").words[0]?.alternatives).toEqual(['1/2in']);
+    expect(analyzeQuery('36" door').words[0]?.alternatives).toEqual([]);
   });
 
   it('drops apostrophes', () => {
