@@ -9,6 +9,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
+import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { displayFields } from './doc-fields.js';
 import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
@@ -996,7 +997,9 @@ function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, sco
   let r = memo.get(ord);
   if (r === undefined) {
     const doc = seg.document(ord);
-    r = { id: doc.id, title: doc.title, display: displayFields(doc) };
+    // shown as text: the HTML entities feeds carry escaped ("Builder&#39;s") decoded, as typeahead shows them
+    const display = displayFields(doc);
+    r = { id: doc.id, title: decodeEntities(doc.title), display: { ...display, subtitle: decodeEntities(display.subtitle), description: decodeEntities(display.description) } };
     memo.set(ord, r);
   }
   const d = r.display;

@@ -27,6 +27,8 @@ export const EXACT_FACTOR = 1.25;
 export const TYPEAHEAD_TYPO_FACTOR = 0.3;
 /** Products found by full-text matching when the tables ran short. */
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
+/** The products' search asks for this many times `limit` (see typeahead). */
+const FALLBACK_FETCH = 3;
 /**
  * Products found with some words left out: below those with every word, which another part of
  * the index may have found (parts answer alone, their lists are merged by score).
@@ -116,7 +118,10 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   if (out.length < limit) {
     // products with every word somewhere (typo-tolerant), below anything the tables matched
     const productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
-    let res = lexicalSearch(snapshot, productQuery, { limit, requireAll: true, prefixLast: lastIsPrefix, clock });
+    // more than `limit`: products sharing a title ("Krosswood Doors ..." in eleven sizes) are
+    // shown once, and the list is filled from the next ones
+    const fetch = limit * FALLBACK_FETCH;
+    let res = lexicalSearch(snapshot, productQuery, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
     // Nothing found, and no product has every word: first without the words that only join
     // others ("knobs for cabinet" finds "Cabinet Knob"), then the products of what was typed
     // before the last word ("mango juice 1l" where no title gives a size), rather than an empty
@@ -126,12 +131,13 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       relaxed = true;
       const terms = productQuery.words.map((w) => w.term);
       const content = terms.filter((t, i) => i === terms.length - 1 || !JOINING_WORDS.has(t));
-      if (content.length < terms.length) res = everyWordOf(snapshot, content.join(' ') + (lastIsPrefix ? '' : ' '), limit, clock);
-      if (res.hits.length === 0 && content.length > 1) res = everyWordOf(snapshot, `${content.slice(0, -1).join(' ')} `, limit, clock);
+      if (content.length < terms.length) res = everyWordOf(snapshot, content.join(' ') + (lastIsPrefix ? '' : ' '), fetch, clock);
+      if (res.hits.length === 0 && content.length > 1) res = everyWordOf(snapshot, `${content.slice(0, -1).join(' ')} `, fetch, clock);
     }
     const top = res.hits[0]?.score ?? 1;
     const have = new Set(out.map((s) => s.id));
     for (const h of res.hits) {
+      if (out.length >= limit) break;
       const seg = snapshot.segments[h.segment] as Segment;
       const id = seg.idAt(h.ord);
       const title = decodeEntities(seg.title(h.ord)).trim();

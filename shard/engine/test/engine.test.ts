@@ -100,6 +100,20 @@ describe('SuggestEngine', () => {
     expect(merged.map((s) => s.id).sort()).toEqual(['every', 'k1', 'k2']);
   });
 
+  it('fills typeahead with distinct product titles when many products share one, and shows titles without HTML entities', () => {
+    const e = new SuggestEngine();
+    // eight sizes of one door under one title (the best scores), then four other doors
+    const same = Array.from({ length: 8 }, (_, i) => ({ id: `k${i}`, title: 'Krosswood Doors Interior Doors', desc: '', manufacturer: 'Krosswood', raw: { width: 24 + 2 * i } }));
+    const others = ['Builder&#39;s Choice Interior Door', 'Masonite Interior Door Slab', 'JELD-WEN Interior Door', 'Steves Interior Door'].map((title, i) => ({ id: `d${i}`, title, desc: 'Fir &amp; pine', manufacturer: 'Various', raw: {} }));
+    e.upsert([...same, ...others]);
+    const products = e.typeahead({ query: 'interior doors', limit: 5 }).suggestions.filter((s) => s.type === 'product');
+    expect(new Set(products.map((s) => s.title)).size).toBe(products.length);
+    expect(products.length).toBeGreaterThanOrEqual(4);
+    expect(products.map((s) => s.title)).toContain("Builder's Choice Interior Door");
+    const ac = e.autocomplete({ query: 'builders choice interior door' }).suggestions[0];
+    expect(ac).toMatchObject({ id: 'd0', title: "Builder's Choice Interior Door", description: 'Fir & pine' });
+  });
+
   it('maps display fields into autocomplete suggestions', () => {
     const e = new SuggestEngine();
     e.upsert(small);
