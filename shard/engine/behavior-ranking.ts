@@ -170,7 +170,7 @@ export function rankAutocomplete(
       out.push({
         id,
         type: 'product',
-        title: doc.title,
+        title: d.title,
         subtitle: d.subtitle,
         description: d.description,
         url: d.url,

@@ -3,6 +3,7 @@
 // price, currency). Documents come from CSV, JSON and shopping feeds with no schema, so the
 // mapping goes by attribute names that feeds commonly use.
 import type { RawValue, SuggestDocument } from '../../node/runtime/document.js';
+import { decodeEntities } from '../../node/runtime/text/normalize.js';
 
 /** Searchable fields, in decreasing weight. */
 export const FIELD = { title: 0, brand: 1, category: 2, attr: 3, desc: 4 } as const;
@@ -20,7 +21,9 @@ export interface DocFields {
   quality: number;
 }
 
+/** What a suggestion shows of a document, as text: HTML entities that feeds carry escaped decoded. */
 export interface DisplayFields {
+  title: string;
   subtitle: string;
   description: string;
   url: string | null;
@@ -200,8 +203,9 @@ export function displayFields(doc: SuggestDocument, fields?: Pick<DocFields, 'br
   const desc = fields?.desc ?? (doc.desc ?? '').slice(0, MAX_DESC_CHARS);
   const currency = firstString(currencyValue);
   return {
-    subtitle: cats[0] ?? brand,
-    description: truncate(desc, 300),
+    title: decodeEntities(doc.title ?? ''),
+    subtitle: decodeEntities(cats[0] ?? brand),
+    description: decodeEntities(truncate(desc, 300)),
     url: firstString(urlValue),
     image: firstString(imageValue),
     price: numberOf(priceValue),

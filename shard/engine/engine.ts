@@ -9,7 +9,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { SuggestDocument } from '../../node/runtime/document.js';
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
-import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { displayFields } from './doc-fields.js';
 import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
@@ -982,7 +981,6 @@ function hitKey(h: { segment: number; ord: number }): number {
 /** What a suggestion shows of a document: fixed by the segment, so memoized per segment. */
 interface RenderedDocument {
   id: string;
-  title: string;
   display: ReturnType<typeof displayFields>;
 }
 
@@ -997,16 +995,14 @@ function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, sco
   let r = memo.get(ord);
   if (r === undefined) {
     const doc = seg.document(ord);
-    // shown as text: the HTML entities feeds carry escaped ("Builder&#39;s") decoded, as typeahead shows them
-    const display = displayFields(doc);
-    r = { id: doc.id, title: decodeEntities(doc.title), display: { ...display, subtitle: decodeEntities(display.subtitle), description: decodeEntities(display.description) } };
+    r = { id: doc.id, display: displayFields(doc) };
     memo.set(ord, r);
   }
   const d = r.display;
   return {
     id: r.id,
     type: 'product',
-    title: r.title,
+    title: d.title,
     subtitle: d.subtitle,
     description: d.description,
     url: d.url,

@@ -4,8 +4,9 @@
 // suggestion in several segments add up. When that leaves room, the query's spelling
 // alternatives are looked up too (ranked lower by typo cost), and then products matching every
 // word anywhere (ranked lowest; when none has every word and nothing else was found, those with
-// every word but the joining ones, or else every word before the last). Scores are sums over supporting documents times match factors,
-// so results of several index parts merge by adding the scores of equal ids.
+// every word but the joining ones, or else every word before the last). Scores are sums over
+// supporting documents times match factors, so results of several index parts merge by adding
+// the scores of equal ids.
 import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular } from '../../node/runtime/text/tokenize.js';

@@ -23,6 +23,11 @@ describe('displayFields', () => {
     expect(displayFields(odd[1]!)).toMatchObject({ subtitle: 'Tools', concepts: ['Bosch', 'Tools'], url: 'http://p/2' });
   });
 
+  it('shows text with the HTML entities feeds carry escaped decoded (every renderer reads it from here)', () => {
+    const d = displayFields({ id: 'x', title: 'Builder&#39;s Choice Door', desc: 'Fir &amp; pine', manufacturer: 'B&amp;D', raw: { category: 'Doors &amp; Windows' } });
+    expect(d).toMatchObject({ title: "Builder's Choice Door", subtitle: 'Doors & Windows', description: 'Fir & pine' });
+  });
+
   it('finds each display field by key as written, by rank, before any other spelling of a key, and skips empty values', () => {
     const show = (raw: SuggestDocument['raw'], manufacturer = '') => displayFields({ id: 'x', title: 'T', desc: '', manufacturer, raw });
     expect(show({ 'Image URL': 'a', image: 'b' }).image).toBe('b');
