@@ -125,6 +125,9 @@ async function main(): Promise<void> {
     // SUGGEST_FRESH_WAIT_MS: how long a query waits for documents written before it that are still
     // being indexed (a bulk load) before it is answered from those already searchable
     const freshWaitMs = Number(process.env.SUGGEST_FRESH_WAIT_MS ?? 250);
+    // SUGGEST_LOAD_WAIT_MS: how long a query waits for its index part's engine to load (read back,
+    // or built from the stored documents) before it is answered from no documents (default 2000)
+    const loadWaitMs = Number(process.env.SUGGEST_LOAD_WAIT_MS ?? 2_000);
     const search = new SearchHost({
       dataDir: config.dataDir,
       log: logger,
@@ -140,6 +143,7 @@ async function main(): Promise<void> {
       // SUGGEST_WARM_AFTER_WRITES_MS: a new large index filled through the document routes is
       // loaded once its writes pause this long (default 3000; 0: at its first query)
       warmAfterWritesMs: Number(process.env.SUGGEST_WARM_AFTER_WRITES_MS ?? 3_000) || 0,
+      ...(Number.isFinite(loadWaitMs) && loadWaitMs >= 0 ? { loadWaitMs } : {}),
       refresh: { intervalMs: config.refreshIntervalMs, ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { freshWaitMs } : {}) },
     });
     registerIndexingMetrics(search);
@@ -404,7 +408,8 @@ function registerIndexingMetrics(search: SearchHost): void {
   metrics.sampled('counter', [
     ['suggest_engine_unloads_total', 'Search engines unloaded after SUGGEST_ENGINE_IDLE_SECONDS without a query (their snapshot written for the next one).', () => search.engineUnloads],
     ['suggest_engine_warm_loads_total', 'Search engine loads started by a warm request (after an ingestion job, before a promotion, or asked for) rather than by a query.', () => search.warmLoads],
-    ['suggest_answers_during_indexing_total', 'Queries answered from the documents already searchable, after waiting SUGGEST_FRESH_WAIT_MS for documents written before them (a bulk load).', () => search.answersDuringIndexing],
+    ['suggest_answers_during_indexing_total', 'Queries answered from the documents already searchable, after waiting SUGGEST_FRESH_WAIT_MS for documents written before them (a bulk load), or SUGGEST_LOAD_WAIT_MS for their engine to load.', () => search.answersDuringIndexing],
+    ['suggest_answers_during_load_total', 'Queries answered from no documents after waiting SUGGEST_LOAD_WAIT_MS for their index part\'s engine to load.', () => search.answersDuringLoad],
   ]);
   metrics.labelledCounter('suggest_engine_builds_total', 'Search engines built from stored documents (a first load with no snapshot to read), by the thread that tokenized them: in place on the event loop (parts of at most 64 documents) or on the segment pool.', ['thread'], () => {
     const b = search.engineBuilds;

@@ -230,7 +230,7 @@ export const IndexStats = named(
     documents_indexing: Type.Integer({
       minimum: 0,
       description:
-        'Documents written that queries cannot find yet (buffered, or in a segment being built: a bulk load); 0 once everything written is searchable. Meanwhile queries wait briefly for them, then answer from the documents already searchable.',
+        'Documents written that queries cannot find yet (buffered, or in a segment being built: a bulk load; or in a part whose search engine is loading, or will load once a new index\'s writes pause); 0 once everything written is searchable. Meanwhile queries wait briefly for them, then answer from the documents already searchable.',
     }),
     parts: Type.Array(
       Type.Object({ part: Count, partition: Count, node: Type.String(), document_count: Count, stored_bytes: Count, engine: Type.Unknown() }),
@@ -720,6 +720,7 @@ const PartProfile = Type.Object(
     handoff_ms: Type.Optional(Type.Number({ description: 'The rest of the trip to the query thread and back (and the part\'s view, when the thread lacked it).' })),
     view_sent: Type.Optional(Type.Boolean({ description: 'The query thread was sent the part\'s segments first.' })),
     fresh_wait_ms: Type.Optional(Type.Number({ description: 'Waiting for documents written just before to become searchable.' })),
+    load_wait_ms: Type.Optional(Type.Number({ description: 'Waiting for the part\'s search engine to load (read back, or built from the stored documents), at most SUGGEST_LOAD_WAIT_MS.' })),
     engine_ms: Type.Optional(Type.Number({ description: 'The engine\'s own time: the sum of `stages`.' })),
     stages: Type.Optional(Type.Record(Type.String(), Type.Number(), { description: 'Milliseconds per engine stage, in the order they ran.' })),
   },

@@ -74,6 +74,7 @@ interface PartProfile {
   handoff_ms?: number;
   view_sent?: boolean;
   fresh_wait_ms?: number;
+  load_wait_ms?: number;
 }
 
 interface BackendTiming {

@@ -98,9 +98,10 @@ export async function waitSearchable(baseUrl: string, key: string, probe: string
     const res = await fetch(baseUrl + probe, { headers: { 'x-api-key': key } });
     const text = await res.text();
     if (res.status === 200) {
-      const n = (JSON.parse(text) as { suggestions?: unknown[] }).suggestions?.length ?? 0;
-      if (n > 0) return;
-      last = 'no suggestions yet';
+      // every part searchable: an answer without some part's documents says how many it lacks
+      const body = JSON.parse(text) as { suggestions?: unknown[]; documents_indexing?: number };
+      if ((body.suggestions?.length ?? 0) > 0 && body.documents_indexing === undefined) return;
+      last = body.documents_indexing !== undefined ? `${body.documents_indexing} documents not searchable yet` : 'no suggestions yet';
     } else if (res.status === 503) {
       last = text;
     } else {

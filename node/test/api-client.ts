@@ -76,3 +76,13 @@ export async function enginesLoaded(api: ApiClient, key: string, index: string):
   const r = await api.call<{ parts: { engine: { loaded: boolean } }[] }>('GET', `/v1/indexes/${index}/stats`, { key });
   return r.body.parts.map((p) => p.engine.loaded);
 }
+
+/**
+ * Brings every part of an index's search engine into memory and waits for it (POST .../warm),
+ * as a client does after a bulk load before it needs every document in its answers: a query
+ * waits at most SUGGEST_LOAD_WAIT_MS for a part that is loading, then answers without it.
+ */
+export async function untilSearchable(api: ApiClient, key: string, index: string, timeoutMs = 90_000): Promise<void> {
+  const r = await api.call<{ warm?: { ready: boolean } }>('POST', `/v1/indexes/${index}/warm`, { key, body: { ready_timeout_ms: timeoutMs } });
+  if (r.status !== 200 || r.body.warm?.ready !== true) throw new Error(`index ${index} not searchable: ${r.status} ${JSON.stringify(r.body)}`);
+}

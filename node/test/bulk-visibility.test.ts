@@ -7,7 +7,7 @@
 // indexed, the same cached request finds the new documents.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCluster, startSingleNode } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, untilSearchable, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 interface Target {
@@ -60,6 +60,7 @@ describe.each([
     key = await tenantKey(api, target.adminKey, { tenant_id: 'bulk', name: 'Bulk', plan: 'pro' });
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'live', name: 'live', parts } })).status).toBe(200);
     expect((await api.call('POST', '/v1/indexes/live/documents', { key, body: { documents: bestBuyDocuments().slice(0, 100) } })).status).toBe(200);
+    await untilSearchable(api, key, 'live');
     await waitFor(async () => (await indexing()) === 0, 30_000, 'first documents indexed');
   }, 120_000);
 

@@ -6,7 +6,7 @@
 // (SUGGEST_VECTOR_BACKEND), which its query threads follow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, tenantKey, waitFor } from './api-client.js';
+import { ApiClient, tenantKey, untilSearchable, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 interface VectorAnswer {
@@ -25,6 +25,7 @@ beforeAll(async () => {
   expect((await api().call('POST', '/v1/indexes', { key, body: { index_id: 'bb', name: 'Best Buy' } })).status).toBe(200);
   const docs = bestBuyDocuments();
   for (let i = 0; i < docs.length; i += 1000) expect((await api().call('POST', '/v1/indexes/bb/documents', { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
+  await untilSearchable(api(), key, 'bb');
 }, 120_000);
 
 afterAll(async () => {

@@ -3,7 +3,7 @@
 // recently written first), /metrics shows it, and answers do not change when memos are cleared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, untilSearchable, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 const BUDGET = 1024 * 1024;
@@ -30,6 +30,7 @@ describe.each([
       expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id } })).status).toBe(200);
       const docs = bestBuyDocuments();
       for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', `/v1/indexes/${index_id}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
+      await untilSearchable(api, key, index_id);
     }
   }, 120_000);
 

@@ -4,7 +4,7 @@
 // through it (second chance), and a cached answer is the answer the engine gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
-import { ApiClient, metricValue, tenantKey, waitFor } from './api-client.js';
+import { ApiClient, metricValue, tenantKey, untilSearchable, waitFor } from './api-client.js';
 import { bestBuyDocuments } from './search-suite.js';
 
 const SEARCH_CACHE_BYTES = 0.75 * 1024 * 1024;
@@ -25,6 +25,7 @@ describe('response cache bound (single node)', () => {
     expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: 'bb', name: 'bb' } })).status).toBe(200);
     const docs = bestBuyDocuments();
     for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', '/v1/indexes/bb/documents', { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
+    await untilSearchable(api, key, 'bb');
   }, 120_000);
 
   afterAll(async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSingleNode, type SingleNode } from '../runtime/process-harness.js';
 import { registerRankingSuite } from './ranking-suite.js';
-import { ApiClient, tenantKey } from './api-client.js';
+import { ApiClient, tenantKey, untilSearchable } from './api-client.js';
 import { bestBuyDocuments, registerSearchSuite } from './search-suite.js';
 import { registerVectorSuite } from './vector-suite.js';
 
@@ -34,6 +34,7 @@ describe('typeahead over an index in parts', () => {
     for (const [index_id, parts] of [['whole', 1], ['split', 3]] as const) {
       expect((await api.call('POST', '/v1/indexes', { key, body: { index_id, name: index_id, parts } })).status).toBe(200);
       for (let i = 0; i < docs.length; i += 1000) expect((await api.call('POST', `/v1/indexes/${index_id}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
+      await untilSearchable(api, key, index_id);
     }
     type Answer = { suggestions: { id: string; type: string; score: number }[] };
     const ask = async (index: string, query: string) => (await api.call<Answer>('GET', `/v1/typeahead?index=${index}&query=${encodeURIComponent(query)}&limit=10`, { key })).body.suggestions;

@@ -3,7 +3,7 @@
 // visible to the next query (cache included), and the same answers from an index split in parts.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, untilSearchable, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
 
 interface Product {
@@ -64,9 +64,9 @@ export function registerSearchSuite(name: string, target: () => SuiteTarget, opt
         const r = await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } });
         expect(r.status).toBe(200);
       }
-      // the first query of each part builds its engine; on a loaded machine that can outlast one
-      // shard call's deadline (503), so the assertions start once every part answers
-      await waitFor(async () => (await api.call('GET', `/v1/typeahead?index=${index}&query=zzz&bypass_cache=true`, { key: pub })).status === 200, 90_000, 'engines built');
+      // every part's engine is built from the stored documents before the assertions start (a
+      // query waits for that at most SUGGEST_LOAD_WAIT_MS, then answers without the part)
+      await untilSearchable(api, key, index);
     }, 180_000);
 
     it('completes a brand prefix and a multi-word prefix with the fixed response shape', async () => {

@@ -102,8 +102,36 @@ describe('single node boot and restart', () => {
     const documents = Array.from({ length: 2_100 }, (_, i) => ({ id: `f${i}`, title: `Pruning shears ${i}`, raw: {} }));
     for (let i = 0; i < documents.length; i += 700) expect((await api.call('POST', '/v1/indexes/filled/documents', { key, body: { documents: documents.slice(i, i + 700) } })).status).toBe(200);
     const loaded = async () => (await enginesLoaded(api, key, 'filled')).every(Boolean);
+    const indexing = async () => (await api.call<{ documents_indexing: number }>('GET', '/v1/indexes/filled/stats', { key })).body.documents_indexing;
+    // not searchable until the load: the stats say so
+    expect(await indexing()).toBe(2_100);
     // SUGGEST_WARM_AFTER_WRITES_MS, 3 s by default
     await waitFor(loaded, 20_000, 'the engine loaded after the writes paused');
+    expect(await indexing()).toBe(0);
+  });
+
+  it('answers a query whose index is still loading within SUGGEST_LOAD_WAIT_MS, from no documents, says so and caches nothing', async () => {
+    const quick = await startSingleNode({ env: { SUGGEST_LOAD_WAIT_MS: '1', SUGGEST_WARM_AFTER_WRITES_MS: '0' } });
+    try {
+      const api = new ApiClient(quick.baseUrl);
+      const creds = JSON.parse(readFileSync(path.join(quick.dataDir, 'credentials.json'), 'utf8')) as { private_key: string; public_key: string };
+      expect((await api.call('POST', '/v1/indexes', { key: creds.private_key, body: { index_id: 'big', name: 'big' } })).status).toBe(200);
+      const documents = Array.from({ length: 3_000 }, (_, i) => ({ id: `g${i}`, title: `Garden hose reel ${i}`, raw: { length_ft: i % 100 } }));
+      for (let i = 0; i < documents.length; i += 1_000) expect((await api.call('POST', '/v1/indexes/big/documents', { key: creds.private_key, body: { documents: documents.slice(i, i + 1_000) } })).status).toBe(200);
+      type Answer = { suggestions: unknown[]; documents_indexing?: number };
+      const first = await api.call<Answer>('GET', '/v1/typeahead?index=big&query=garden', { key: creds.public_key });
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ suggestions: [], documents_indexing: 3_000 });
+      const auto = await api.call<Answer>('GET', '/v1/autocomplete?index=big&query=hose&mode=hybrid', { key: creds.public_key });
+      expect(auto.body).toMatchObject({ suggestions: [], documents_indexing: 3_000 });
+      // the same request, uncached, finds them once the engine is there
+      await waitFor(async () => (await api.call<Answer>('GET', '/v1/typeahead?index=big&query=garden', { key: creds.public_key })).body.suggestions.length > 0, 20_000, 'the engine loaded');
+      expect((await api.call<Answer>('GET', '/v1/autocomplete?index=big&query=hose&mode=hybrid', { key: creds.public_key })).body.documents_indexing).toBeUndefined();
+      const scrape = (await api.call<string>('GET', '/metrics', { key: quick.adminKey })).body;
+      expect(Number(/^suggest_answers_during_load_total (\d+)$/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(2);
+    } finally {
+      await quick.stop();
+    }
   });
 
   it('reads back, after a restart and before any query, the engines that were in memory at the stop', async () => {

@@ -114,7 +114,7 @@ function autocompleteParams(req: Req<unknown, Static<typeof AutocompleteQuery>, 
 
 /** What every search route says of freshness (shard/search/engine-refresher.ts `settle`). */
 const FRESHNESS =
-  ' Freshness: an answer includes every document written before the request, except during a bulk load: a query waits at most SUGGEST_FRESH_WAIT_MS (250 ms) for documents still being indexed, then answers from those already searchable (`documents_indexing` in GET /v1/indexes/{index_id}/stats counts the rest); such answers are never cached.';
+  ' Freshness: an answer includes every document written before the request, except during a bulk load: a query waits at most SUGGEST_FRESH_WAIT_MS (250 ms) for documents still being indexed, then answers from those already searchable (`documents_indexing` in GET /v1/indexes/{index_id}/stats counts the rest); and while an index part\'s search engine is first loaded (a large index just filled, seconds), a query waits at most SUGGEST_LOAD_WAIT_MS (2,000 ms) for it, then answers without that part\'s documents. Such answers carry `documents_indexing` and are never cached.';
 
 /** What typeahead and autocomplete say of proxy mode (search-proxy.ts). */
 const PROXY =

@@ -15,6 +15,8 @@ export interface EngineProfile {
   view_sent?: boolean;
   /** waited for documents written before the query to become searchable */
   fresh_wait_ms?: number;
+  /** waited for the part's engine to load (read back or built from the stored documents) */
+  load_wait_ms?: number;
 }
 
 export class StageClock {

@@ -29,6 +29,7 @@ import { predictCandidates, type PredictRequest } from '../engine/predict.js';
 import { validateFilters } from '../engine/filters.js';
 import { parseRankingPayload } from '../engine/ranking-rules.js';
 import { round3 } from '../engine/stage-clock.js';
+import { withTimeout } from '../../node/runtime/timeout.js';
 import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type EngineProfile, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
 import type { IndexContext, QueryContext, QueryHandler, UnloadState, WarmRequest, WarmState } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
@@ -73,6 +74,14 @@ export interface SearchHostOptions {
    * that its first query does not wait for the build (see noteWrite). Default 0: never.
    */
   warmAfterWritesMs?: number;
+  /**
+   * How long a query waits for its part's engine to load (read back from its snapshot, or built
+   * from the stored documents: seconds for a large index after its first ingestion or an
+   * upgrade) before it is answered from no documents, with `indexing` the part's document count
+   * (never cached; the next query waits again, and the load goes on). Default: as long as the
+   * load takes.
+   */
+  loadWaitMs?: number;
   /** documents a held snapshot may fall behind by (default HELD_MAX_DOCUMENTS; see beforeWrite) */
   heldMaxDocuments?: number;
   /** called once an asynchronous unload has written its files, before it decides (tests pause or act here) */
@@ -191,6 +200,9 @@ export class SearchHost implements QueryHandler {
 
   private readonly refresher: EngineRefresher;
   private unseenAnswers = 0;
+  private answersWhileLoading = 0;
+  /** answers queries whose part's engine is still loading (see `loadWaitMs`); never written to */
+  private empty: SuggestEngine | null = null;
   /** parts not loaded whose snapshot a write has already removed (see onChange) */
   private readonly snapshotsDropped = new Set<string>();
   /** parts not loaded whose snapshot is kept through writes (see beforeWrite) */
@@ -605,7 +617,48 @@ export class SearchHost implements QueryHandler {
     if (ctx.kind === 'warm') return this.warm(ctx);
     if (ctx.kind === 'unload') return this.unloadNow(ctx);
     const loaded = this.loadedFor(ctx.store, ctx.ref);
-    return loaded instanceof Promise ? loaded.then((l) => this.answer(l, ctx)) : this.answer(loaded, ctx);
+    return loaded instanceof Promise ? this.afterLoad(loaded, ctx) : this.answer(loaded, ctx);
+  }
+
+  /**
+   * A query that found its part's engine loading: answered once it is there, or, past
+   * `loadWaitMs`, from no documents (a first load of a large part takes seconds, a minute for a
+   * million documents: clients and a cluster router's deadline give up long before).
+   */
+  private afterLoad(loading: Promise<Loaded>, ctx: QueryContext): Promise<unknown> {
+    const waiting = performance.now();
+    const limit = this.opts.loadWaitMs ?? Infinity;
+    const waited = Number.isFinite(limit) ? withTimeout(loading, limit, () => new LoadWaitOver()) : loading;
+    return waited.then(
+      (l) => mapAnswer(this.answer(l, ctx), (r) => withLoadWait(r, performance.now() - waiting)),
+      (err: unknown) => {
+        if (!(err instanceof LoadWaitOver)) throw err;
+        this.unseenAnswers++;
+        this.answersWhileLoading++;
+        return withLoadWait(withIndexing(this.answerEmpty(ctx), ctx.store.stats(ctx.ref).documentCount), performance.now() - waiting);
+      },
+    );
+  }
+
+  /** The answer of a part with no documents, on the event loop (the request still checked as usual). */
+  private answerEmpty(ctx: QueryContext): unknown {
+    this.empty ??= new SuggestEngine(this.engineOptions);
+    const payload = (ctx.payload ?? {}) as Record<string, unknown>;
+    switch (ctx.kind) {
+      case 'typeahead':
+        return onEventLoop(this.empty.typeahead(typeaheadRequest(payload)));
+      case 'autocomplete':
+        return onEventLoop(this.empty.autocomplete(autocompleteRequest(payload)));
+      case 'predict':
+        return this.empty.predict(predictRequest(payload));
+      default:
+        return fail('not_implemented', { feature: `Query kind '${ctx.kind}'` });
+    }
+  }
+
+  /** Queries answered from no documents because their part's engine was still loading (see `loadWaitMs`). */
+  get answersDuringLoad(): number {
+    return this.answersWhileLoading;
   }
 
   /**
@@ -770,8 +823,15 @@ export class SearchHost implements QueryHandler {
    * counts (which every write's limit check asks for) must stay cheap for parts nobody queries.
    */
   indexStats(ctx: IndexContext): unknown {
-    const entry = this.entries.get(keyOf(ctx.ref));
-    return entry?.engine ? { loaded: true, ...entry.engine.stats({ refresh: false }), behavior: entry.behavior?.stats() ?? null } : { loaded: false };
+    const key = keyOf(ctx.ref);
+    const entry = this.entries.get(key);
+    if (entry?.engine) return { loaded: true, ...entry.engine.stats({ refresh: false }), behavior: entry.behavior?.stats() ?? null };
+    // a part being loaded, or about to be (its writes just paused): none of its documents is searchable yet
+    const loading = entry?.loading != null;
+    if (!loading && !this.written.has(key)) return { loaded: false };
+    const documents = ctx.store.stats(ctx.ref).documentCount;
+    if (!loading && documents < WARM_AFTER_WRITES_MIN_DOCUMENTS) return { loaded: false };
+    return { loaded: false, loading, indexing: documents };
   }
 
   /** A follower's replicated write, applied like the primary's own (QueryHandler.replicaChanged). */
@@ -822,6 +882,7 @@ export class SearchHost implements QueryHandler {
     for (const entry of this.entries.values()) if (entry.engine && this.saveSnapshot(entry, entry.engine, 'engine snapshot failed')) saved.push(entry.ref);
     for (const entry of this.entries.values()) entry.engine?.close();
     this.entries.clear();
+    this.empty?.close();
     // the parts in memory at the stop, for the next start to read back (see lastRunParts)
     try {
       mkdirSync(path.join(this.opts.dataDir, 'engine'), { recursive: true });
@@ -1264,6 +1325,16 @@ function withFreshWait(result: unknown, waited: number): unknown {
   if (p !== undefined) p.fresh_wait_ms = round3(waited);
   return result;
 }
+
+/** A profiled answer that waited for its part's engine to load says how long. */
+function withLoadWait(result: unknown, waited: number): unknown {
+  const p = (result as { profile?: EngineProfile } | null)?.profile;
+  if (p !== undefined) p.load_wait_ms = round3(waited);
+  return result;
+}
+
+/** The wait for a part's engine to load is over (see SearchHost.afterLoad). */
+class LoadWaitOver extends Error {}
 
 /** A part's answer that did not see `unseen` documents still being indexed (a copy: engines may memoize theirs). */
 function withIndexing(result: unknown, unseen: number): unknown {

@@ -4,6 +4,7 @@
 // engine answers exactly as one built in place, and writes that arrive while it is being built
 // are in it. A real shard node on RocksDB in a temporary directory, a real segment pool.
 import path from 'node:path';
+import { unpack } from 'msgpackr';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type * as pb from '../../../proto/gen/shard.js';
 import { encodeDocument, type SuggestDocument } from '../../../node/runtime/document.js';
@@ -101,6 +102,69 @@ describe("a part's first load", () => {
     expect(await ids(ref, 'typeahead', 'quokka')).toContain('late');
     expect(await ids(ref, 'autocomplete', 'quokka espresso')).toContain('late');
     expect(host.engineBuilds.pool).toBe(1);
+  }, 30_000);
+});
+
+describe('a query while its part loads', () => {
+  const replace = async (opts: ConstructorParameters<typeof SearchHost>[0]) => {
+    await shard.close();
+    shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
+    shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
+    host = new SearchHost(opts);
+    shard.setQueryHandler(host);
+    shard.onChange(host.onChange);
+  };
+  const engineStats = async (ref: pb.IndexRef) => unpack((await shard.indexStats({ ref })).engine) as { loaded: boolean; loading?: boolean; indexing?: number };
+  const answer = (ref: pb.IndexRef, kind: 'typeahead' | 'autocomplete' | 'predict', payload: Record<string, unknown>) =>
+    shard.queryValue({ ref, kind, payload }) as Promise<{ suggestions?: unknown[]; candidates?: unknown[]; indexing?: number; profile?: { load_wait_ms?: number } }>;
+
+  it('is answered from no documents once loadWaitMs has passed, says how many it did not see, and finds them once the part is loaded', async () => {
+    await replace({ dataDir: dir.dir, pool, refresh: { intervalMs: 10 }, loadWaitMs: 1 });
+    const ref = refOf('t1', 'loading', { partitions: 1 });
+    await upsert(ref, catalog(600));
+    expect(await engineStats(ref)).toEqual({ loaded: false });
+    const first = await answer(ref, 'typeahead', { query: 'sam', limit: 10, profile: true });
+    expect(first.suggestions).toEqual([]);
+    expect(first.indexing).toBe(600);
+    expect(first.profile?.load_wait_ms).toBeGreaterThanOrEqual(1);
+    expect(await engineStats(ref)).toEqual({ loaded: false, loading: true, indexing: 600 });
+    const auto = await answer(ref, 'autocomplete', { query: 'samsung', limit: 10, mode: 'hybrid' });
+    expect(auto).toMatchObject({ suggestions: [], indexing: 600 });
+    const predict = await answer(ref, 'predict', { query: 'samsung' });
+    expect(predict).toMatchObject({ suggestions: [], candidates: [], indexing: 600 });
+    // the request is still checked
+    await expect(answer(ref, 'typeahead', { query: 'sam', limit: 500 })).rejects.toThrow(/limit/);
+    expect(host.answersDuringLoad).toBeGreaterThanOrEqual(3);
+    // one load, not one per query
+    await vi.waitFor(() => expect(host.enginesLoaded).toBe(1), { timeout: 20_000, interval: 20 });
+    await vi.waitFor(async () => expect((await engineStats(ref)).loaded).toBe(true), { timeout: 20_000, interval: 20 });
+    const later = await answer(ref, 'typeahead', { query: 'sam', limit: 10 });
+    expect(later.suggestions?.length).toBeGreaterThan(0);
+    expect(later.indexing).toBeUndefined();
+    expect(host.engineBuilds).toEqual({ eventLoop: 0, pool: 1 });
+  }, 30_000);
+
+  it('waits for a load that ends within loadWaitMs, and by default for as long as the load takes', async () => {
+    for (const loadWaitMs of [20_000, undefined]) {
+      await replace({ dataDir: dir.dir, pool, refresh: { intervalMs: 10 }, ...(loadWaitMs !== undefined ? { loadWaitMs } : {}) });
+      const ref = refOf('t1', `waits-${loadWaitMs ?? 'default'}`, { partitions: 1 });
+      await upsert(ref, catalog(600));
+      const first = await answer(ref, 'typeahead', { query: 'sam', limit: 10, profile: true });
+      expect(first.suggestions?.length).toBeGreaterThan(0);
+      expect(first.indexing).toBeUndefined();
+      expect(first.profile?.load_wait_ms).toBeGreaterThan(0);
+      expect(host.answersDuringLoad).toBe(0);
+    }
+  }, 60_000);
+
+  it('counts a large part whose writes just paused as indexing before its warm-up starts, and a small one not', async () => {
+    await replace({ dataDir: dir.dir, pool, refresh: { intervalMs: 10 }, warmAfterWritesMs: 60_000 });
+    const big = refOf('t1', 'fresh', { partitions: 1 });
+    const small = refOf('t1', 'few', { partitions: 1 });
+    await upsert(big, catalog(2_000));
+    await upsert(small, catalog(100));
+    expect(await engineStats(big)).toEqual({ loaded: false, loading: false, indexing: 2_000 });
+    expect(await engineStats(small)).toEqual({ loaded: false });
   }, 30_000);
 });
 
