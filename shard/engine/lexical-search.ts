@@ -59,7 +59,7 @@ const MAX_WORDS = 12;
 const MISSING_WORD_POW = Array.from({ length: MAX_WORDS + 1 }, (_, k) => Math.pow(MISSING_WORD_FACTOR, k));
 const DESC_ONLY_POW = Array.from({ length: MAX_WORDS + 1 }, (_, k) => Math.pow(DESC_ONLY_FACTOR, k));
 /** Up to this many words, "every word but one" is tried word by word before anything looser. */
-const MAX_DROP_WORDS = 6;
+export const MAX_DROP_WORDS = 6;
 /** In the loosest pass, terms found in more than this share of a segment are skipped. */
 const LOOSE_MAX_SHARE = 0.15;
 /**
@@ -68,7 +68,7 @@ const LOOSE_MAX_SHARE = 0.15;
  */
 const PROBE_COST = 16;
 /** A last word typed this far can match a document without the query's other words. */
-const MIN_LONE_PREFIX = 3;
+export const MIN_LONE_PREFIX = 3;
 /** A word found in this many documents is taken as typed (no typo expansion). */
 const KNOWN_DF = 3;
 
@@ -80,6 +80,12 @@ export interface LexicalOptions {
   fuzzy?: boolean;
   /** return only documents that match every word (typeahead fallback) */
   requireAll?: boolean;
+  /**
+   * Only the documents with every word but one, each word left out in turn (up to MAX_DROP_WORDS
+   * words; none beyond): for a caller whose search with every word has just found nothing
+   * (typeahead's relaxed products). No pass with any word.
+   */
+  dropOnly?: boolean;
   /**
    * Documents that make a full answer (default `limit`): looser passes (a word missing, any word)
    * run only while fewer were found with every word. A candidate pool larger than the answer
@@ -306,7 +312,7 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   // Documents with every word first: that pass only scores documents still in the running, so
   // common words cost little. When it falls short, documents missing one word (each word left
   // out in turn, the same cheap way), and only then any matching word.
-  const strict = run(everyWord, true);
+  const strict = options.dropOnly ? { hits: [], total: 0, words: n } : run(everyWord, true);
   clock?.lap('lexical_strict');
   const enough = Math.min(options.enough ?? options.limit, options.limit);
   if (options.requireAll || n === 1 || strict.hits.length >= enough) return strict;
@@ -328,7 +334,7 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
     }
     clock?.lap('lexical_drop');
   }
-  if (merged.size < enough) {
+  if (merged.size < enough && !options.dropOnly) {
     const loose = run(everyWord, false);
     loose.hits.forEach(keep);
     total = Math.max(total, loose.total);

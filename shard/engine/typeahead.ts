@@ -11,7 +11,7 @@ import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular } from '../../node/runtime/text/tokenize.js';
 import type { IndexSnapshot } from './index-snapshot.js';
-import { lexicalSearch, type LexicalResult } from './lexical-search.js';
+import { lexicalSearch, MAX_DROP_WORDS, MIN_LONE_PREFIX, type LexicalResult } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { docWeightOf, type Segment } from './segment.js';
 import type { SpellCorrector } from './spell-corrector.js';
@@ -132,8 +132,20 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       relaxed = true;
       const terms = productQuery.words.map((w) => w.term);
       const content = terms.filter((t, i) => i === terms.length - 1 || !JOINING_WORDS.has(t));
-      if (content.length < terms.length) res = everyWordOf(snapshot, content.join(' ') + (lastIsPrefix ? '' : ' '), fetch, clock);
-      if (res.hits.length === 0 && content.length > 1) res = everyWordOf(snapshot, `${content.slice(0, -1).join(' ')} `, fetch, clock);
+      const tail = lastIsPrefix ? '' : ' ';
+      if (content.length < terms.length) res = relaxedSearch(snapshot, content.join(' ') + tail, false, fetch, clock);
+      // Then every word but one, each left out in turn ("lg top loader washer st": no title says
+      // "loader"). A last word of a letter or two is left out of it: its completions are too many
+      // to mean anything (see MIN_LONE_PREFIX) and cost most of such a search; the words before it
+      // are searched as they were at the keystroke before (memoized). Past MAX_DROP_WORDS, the
+      // words before the last.
+      const head = content.slice(0, -1);
+      const shortLast = lastIsPrefix && (content[content.length - 1] as string).length < MIN_LONE_PREFIX;
+      if (res.hits.length === 0 && shortLast && head.length > 0) res = relaxedSearch(snapshot, `${head.join(' ')} `, false, fetch, clock);
+      const words = shortLast ? head : content;
+      if (res.hits.length === 0 && words.length > 1) {
+        res = words.length <= MAX_DROP_WORDS ? relaxedSearch(snapshot, words.join(' ') + (shortLast ? ' ' : tail), true, fetch, clock) : relaxedSearch(snapshot, `${head.join(' ')} `, false, fetch, clock);
+      }
     }
     const top = res.hits[0]?.score ?? 1;
     const have = new Set(out.map((s) => s.id));
@@ -162,15 +174,18 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
  * The relaxed queries of typeahead's products, memoized per snapshot: every keystroke of a last
  * word that matches nothing asks for the same words before it ("batman a", "batman ar"...).
  */
-const relaxedMemo = new MemoPerOwner<IndexSnapshot, string, LexicalResult>(() => new ClearingMemo({ maxEntries: 4096, entryBytes: 800 }));
+const relaxedMemo = new MemoPerOwner<IndexSnapshot, string, LexicalResult>(() => new ClearingMemo({ maxEntries: 16_384, entryBytes: 800 }));
 
-/** Products with every word of `text` (its last word a prefix unless it ends with a space). */
-function everyWordOf(snapshot: IndexSnapshot, text: string, limit: number, clock: StageClock | null): LexicalResult {
+/**
+ * Products with every word of `text` (its last word a prefix unless it ends with a space), or,
+ * `oneOut`, with every word but one.
+ */
+function relaxedSearch(snapshot: IndexSnapshot, text: string, oneOut: boolean, limit: number, clock: StageClock | null): LexicalResult {
   const memo = relaxedMemo.of(snapshot);
-  const key = `${limit}\u0000${text}`;
+  const key = `${oneOut ? 1 : 0}${limit}\u0000${text}`;
   let res = memo.get(key);
   if (res === undefined) {
-    res = lexicalSearch(snapshot, analyzeQuery(text), { limit, requireAll: true, prefixLast: !text.endsWith(' '), clock });
+    res = lexicalSearch(snapshot, analyzeQuery(text), { limit, ...(oneOut ? { dropOnly: true } : { requireAll: true }), prefixLast: !text.endsWith(' '), clock });
     memo.set(key, res);
   }
   return res;

@@ -82,6 +82,25 @@ describe('SuggestEngine', () => {
     expect(ids(e.typeahead({ query: 'cabinet drawe' })).sort()).toEqual(['k1', 'k2', 'k3']);
   });
 
+  it('lists the products with every word but one in typeahead when no product has every word, or every word before the last', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'w1', title: 'LG Electronics 4.9 cu. ft. Top Load Washer in White', desc: '', manufacturer: 'LG', raw: {} },
+      { id: 'w2', title: 'LG Electronics 5.0 cu. ft. Top Load Washer in Graphite Steel', desc: '', manufacturer: 'LG', raw: {} },
+      { id: 'f1', title: 'Samsung Front Load Washer in White', desc: '', manufacturer: 'Samsung', raw: {} },
+      { id: 'm1', title: 'Scotts Top Soil Loader Bag', desc: '', manufacturer: 'Scotts', raw: {} },
+    ]);
+    const products = (query: string) => ids(e.typeahead({ query })).filter((id) => !id.startsWith('q:') && !id.startsWith('c:') && !id.startsWith('b:'));
+    // no title says "loader" beside "washer": the washers without it (and no product with only one word)
+    expect(products('lg top loader washer ste').sort()).toEqual(['w2']);
+    expect(products('lg top loader washer ').sort()).toEqual(['w1', 'w2']);
+    // a last word of a letter or two is left out: the keystroke before's products, not every "s..."
+    expect(products('lg top loader washer s').sort()).toEqual(['w1', 'w2']);
+    expect(products('lg top loader washer st').sort()).toEqual(['w1', 'w2']);
+    // past MAX_DROP_WORDS words, only the words before the last
+    expect(products('lg electronics top load washer in white grey').sort()).toEqual(['w1']);
+  });
+
   it('ranks products found with words left out below those with every word that another part found', () => {
     // two parts of one index answer alone and their lists merge by score: one part has a product
     // with every word, the other only products without "for"
