@@ -7,7 +7,7 @@
 // every word but the joining ones, or else every word before the last). Scores are sums over
 // supporting documents times match factors, so results of several index parts merge by adding
 // the scores of equal ids.
-import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
+import { analyzeQuery, type QueryWord } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular } from '../../node/runtime/text/tokenize.js';
 import type { IndexSnapshot } from './index-snapshot.js';
@@ -130,21 +130,20 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     let relaxed = false;
     if (out.length === 0 && res.hits.length === 0 && productQuery.words.length > 1) {
       relaxed = true;
-      const terms = productQuery.words.map((w) => w.term);
-      const content = terms.filter((t, i) => i === terms.length - 1 || !JOINING_WORDS.has(t));
-      const tail = lastIsPrefix ? '' : ' ';
-      if (content.length < terms.length) res = relaxedSearch(snapshot, content.join(' ') + tail, false, fetch, clock);
+      const all = productQuery.words;
+      const content = all.filter((w, i) => i === all.length - 1 || !JOINING_WORDS.has(w.term));
+      if (content.length < all.length) res = relaxedSearch(snapshot, content, lastIsPrefix, false, fetch, clock);
       // Then every word but one, each left out in turn ("lg top loader washer st": no title says
       // "loader"). A last word of a letter or two is left out of it: its completions are too many
       // to mean anything (see MIN_LONE_PREFIX) and cost most of such a search; the words before it
       // are searched as they were at the keystroke before (memoized). Past MAX_DROP_WORDS, the
       // words before the last.
       const head = content.slice(0, -1);
-      const shortLast = lastIsPrefix && (content[content.length - 1] as string).length < MIN_LONE_PREFIX;
-      if (res.hits.length === 0 && shortLast && head.length > 0) res = relaxedSearch(snapshot, `${head.join(' ')} `, false, fetch, clock);
+      const shortLast = lastIsPrefix && (content[content.length - 1] as QueryWord).term.length < MIN_LONE_PREFIX;
+      if (res.hits.length === 0 && shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
       const words = shortLast ? head : content;
       if (res.hits.length === 0 && words.length > 1) {
-        res = words.length <= MAX_DROP_WORDS ? relaxedSearch(snapshot, words.join(' ') + (shortLast ? ' ' : tail), true, fetch, clock) : relaxedSearch(snapshot, `${head.join(' ')} `, false, fetch, clock);
+        res = words.length <= MAX_DROP_WORDS ? relaxedSearch(snapshot, words, lastIsPrefix && !shortLast, true, fetch, clock) : relaxedSearch(snapshot, head, false, false, fetch, clock);
       }
     }
     const top = res.hits[0]?.score ?? 1;
@@ -177,15 +176,18 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 const relaxedMemo = new MemoPerOwner<IndexSnapshot, string, LexicalResult>(() => new ClearingMemo({ maxEntries: 16_384, entryBytes: 800 }));
 
 /**
- * Products with every word of `text` (its last word a prefix unless it ends with a space), or,
- * `oneOut`, with every word but one.
+ * Products with every one of the query's `words` (the last a prefix when `prefixLast`), or,
+ * `oneOut`, with every word but one. The words as analyzed, not their text: a typed foot mark's
+ * reading as inches is an alternative of its word only.
  */
-function relaxedSearch(snapshot: IndexSnapshot, text: string, oneOut: boolean, limit: number, clock: StageClock | null): LexicalResult {
+function relaxedSearch(snapshot: IndexSnapshot, words: readonly QueryWord[], prefixLast: boolean, oneOut: boolean, limit: number, clock: StageClock | null): LexicalResult {
   const memo = relaxedMemo.of(snapshot);
-  const key = `${oneOut ? 1 : 0}${limit}\u0000${text}`;
+  let key = `${oneOut ? 1 : 0}${prefixLast ? 1 : 0}${limit}`;
+  for (const w of words) key += `\u0000${w.term}\u0001${w.alternatives.join('\u0001')}\u0002${w.parts.join('\u0001')}`;
   let res = memo.get(key);
   if (res === undefined) {
-    res = lexicalSearch(snapshot, analyzeQuery(text), { limit, ...(oneOut ? { dropOnly: true } : { requireAll: true }), prefixLast: !text.endsWith(' '), clock });
+    const query = { normalized: words.map((w) => w.term).join(' '), words: [...words], lastWordComplete: !prefixLast };
+    res = lexicalSearch(snapshot, query, { limit, ...(oneOut ? { dropOnly: true } : { requireAll: true }), prefixLast, clock });
     memo.set(key, res);
   }
   return res;

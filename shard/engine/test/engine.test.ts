@@ -99,6 +99,13 @@ describe('SuggestEngine', () => {
     expect(products('lg top loader washer st').sort()).toEqual(['w1', 'w2']);
     // past MAX_DROP_WORDS words, only the words before the last
     expect(products('lg electronics top load washer in white grey').sort()).toEqual(['w1']);
+    // a foot mark typed for inches keeps its reading as inches when a word is left out
+    const doors = new SuggestEngine();
+    doors.upsert([
+      { id: 'd1', title: 'Frameport 36 in. x 80 in. Louver Pine Bi-fold Door', desc: '', manufacturer: 'Frameport', raw: {} },
+      { id: 'd2', title: 'Frameport 30 in. x 80 in. Louver Pine Bi-fold Door', desc: '', manufacturer: 'Frameport', raw: {} },
+    ]);
+    expect(ids(doors.typeahead({ query: "36' wide bifold doors" })).filter((id) => id.startsWith('d'))).toEqual(['d1']);
   });
 
   it('ranks products found with words left out below those with every word that another part found', () => {
