@@ -157,7 +157,8 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       operationId: 'typeahead',
       summary: 'Prefix suggestions for search-as-you-type',
       description:
-        'Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.' +
+        'Completions mined from the index (`query` phrases of titles, `brand`, `category`, `attribute` values) of the typed words, the last one a prefix, typo-tolerant, then `product` suggestions: the products with every word; when there are none, those with every word but one (words such as "for" or "with" left out first; a last word of one or two letters left out), scored below anything with every word.' +
+        ' Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.' +
         FRESHNESS +
         PROXY +
         ' Typeahead in proxy mode: a result that is a plain string, or an object with `suggestion`, `query` or `text`, becomes a query completion `{id: "q:<lower-case text>", type: "query"}`; any other object with a title becomes `{id, type: "product", title}`; deduplicated without case, at most `limit`, score 1/rank; `mode` stays `typeahead`.',
