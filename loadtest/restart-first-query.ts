@@ -30,7 +30,8 @@ async function main(): Promise<void> {
   const afterMs = Number(values['after-s']) * 1000;
   const result: Record<string, unknown> = { delay_ms: Number(values['delay-ms']) };
   for (const restore of ['1', '0']) {
-    const node = await startSingleNode({ env: { SUGGEST_RESTORE_ENGINES: restore } });
+    // the first query waits for the whole load (SUGGEST_LOAD_WAIT_MS, 2 s by default, then answers without the part): its time is what is measured
+    const node = await startSingleNode({ env: { SUGGEST_RESTORE_ENGINES: restore, SUGGEST_LOAD_WAIT_MS: '600000' } });
     try {
       const big = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'restart', indexId: 'big', docs: loadCatalogSpec(values.catalog as string), log });
       const ask = async (q: string) => {
