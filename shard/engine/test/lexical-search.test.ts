@@ -311,6 +311,34 @@ function prunedEqualsFullScan(): void {
   }
 }
 
+describe('lexicalSearch with dropOnly', () => {
+  it('finds exactly the documents with every word but one, against a scan of every document (random corpora and queries)', () => {
+    for (const seed of [4, 5, 6]) {
+      const rnd = random(seed);
+      const vocab = [...new Set(Array.from({ length: 40 }, () => randomWord(rnd, 'abcdefg', 3, 6)))];
+      const pick = (): string => vocab[Math.floor(vocab.length * Math.pow(rnd(), 1.6))] as string;
+      const docs = Array.from({ length: 700 }, (_, i) => doc(`d${i}`, Array.from({ length: 2 + Math.floor(rnd() * 6) }, pick).join(' ')));
+      const seg = new SegmentBuilder().addAll(docs).build();
+      for (let ord = 0; ord < docs.length; ord += 11) seg.delete(ord);
+      const snap = new IndexSnapshot([seg]);
+      let nonEmpty = 0;
+      for (let i = 0; i < 60; i++) {
+        const words = [...new Set(Array.from({ length: 2 + Math.floor(rnd() * 4) }, pick))];
+        if (words.length < 2) continue;
+        // whole words, no typos: a document matches a word when its title has it
+        const found = lexicalSearch(snap, analyzeQuery(`${words.join(' ')} `), { limit: 5_000, dropOnly: true, fuzzy: false }).hits.map((h) => seg.idAt(h.ord));
+        const reference = docs
+          .filter((d, ord) => seg.isLive(ord) && words.filter((w) => d.title.split(' ').includes(w)).length >= words.length - 1)
+          .map((d) => d.id);
+        expect(new Set(found).size, words.join(' ')).toBe(found.length);
+        expect([...found].sort(), `seed ${seed} "${words.join(' ')}"`).toEqual([...reference].sort());
+        if (reference.length > 0) nonEmpty++;
+      }
+      expect(nonEmpty).toBeGreaterThan(20);
+    }
+  });
+});
+
 describe('lexicalSearch scratch memory, shared by every snapshot of the thread', () => {
   const rnd = random(11);
   const vocab = Array.from({ length: 30 }, () => randomWord(rnd, 'abcdefg', 2, 6));
