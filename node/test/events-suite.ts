@@ -4,7 +4,7 @@
 // settings (mined query minimum and exclusions), events deleted with their index, every field and
 // its 422, the keys that may send events, tenant isolation and the per-key rate limit.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, untilSearchable, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
 import { bestBuyDocuments } from './search-suite.js';
 
@@ -52,6 +52,7 @@ export function registerEventsSuite(name: string, target: () => SuiteTarget, opt
         expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 500) } })).status).toBe(200);
       }
       expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key: freeKey, body: { documents: docs.slice(0, 50) } })).status).toBe(200);
+      await untilSearchable(api, key, index);
     }, 120_000);
 
     it('lifts the product people choose after a query, at once (cache included)', async () => {

@@ -3,7 +3,7 @@
 // response must succeed and come wholly from one physical index; on one router, once a reader
 // has seen the new data it must never see the old again.
 import { expect } from 'vitest';
-import { ApiClient, enginesLoaded, waitFor } from './api-client.js';
+import { ApiClient, enginesLoaded, untilSearchable, waitFor } from './api-client.js';
 import { waitForJob, type StartView } from './job-client.js';
 
 type Doc = { id: string; title: string; raw: { gen?: string } };
@@ -37,6 +37,9 @@ export async function promoteUnderLoad(urls: string[], key: string, index: strin
   const make = (gen: string) => Array.from({ length: n }, (_, i) => ({ id: `p${String(i).padStart(4, '0')}`, title: `${gen} ${i}`, raw: { gen } }));
   expect((await api.call('POST', '/v1/indexes', { key, body: { index_id: index, name: index } })).status).toBe(200);
   expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: [...make('old'), { id: 'only-old', title: 'old', raw: { gen: 'old' } }] } })).status).toBe(200);
+  // the live index's engines in memory before the load starts (a first query waits at most
+  // SUGGEST_LOAD_WAIT_MS for one, then answers without it): what is measured is the swap
+  await untilSearchable(api, key, index);
   const alloc = await api.call<{ physical_index_id: string }>('POST', `/v1/indexes/${index}/allocate-physical-id`, { key });
   expect(alloc.status).toBe(200);
   const staging = alloc.body.physical_index_id;

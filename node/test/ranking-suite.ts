@@ -3,7 +3,7 @@
 // (pin, boost, bury, hide by id, attribute and query), time windows, debug.ranking, a PUT
 // visible on the next (cached) query, and pins placed across the parts of an index.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, untilSearchable, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
 import { bestBuyDocuments } from './search-suite.js';
 
@@ -53,6 +53,7 @@ export function registerRankingSuite(name: string, target: () => SuiteTarget, op
       for (let i = 0; i < docs.length; i += 500) {
         expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 500) } })).status).toBe(200);
       }
+      await untilSearchable(api, key, index);
     }, 120_000);
 
     it('reads and writes the merchandising config: plan, key kind, tenant and index checks', async () => {
