@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PREDICT_MODEL } from '../../router/predict-coefficients.js';
 import { confidenceOf, primaryConfidence } from '../../router/predict-model.js';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, untilSearchable, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
 import { bestBuyDocuments } from './search-suite.js';
 
@@ -89,9 +89,9 @@ export function registerPredictSuite(name: string, target: () => SuiteTarget, op
         const r = await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } });
         expect(r.status).toBe(200);
       }
-      // the first query of each part builds its engine from the stored documents; on a loaded
-      // machine that can outlast one shard call's deadline (503), so wait until the parts answer
-      await waitFor(async () => (await api.call('POST', '/v1/predict', { key: pub, body: { index, query: 'sams' } })).status === 200, 90_000, 'engines built');
+      // every part's engine is built from the stored documents before the assertions start (a
+      // query waits for that at most SUGGEST_LOAD_WAIT_MS, then answers without the part)
+      await untilSearchable(api, key, index);
     }, 180_000);
 
     it('answers with the documented shape and defaults: 5 alternatives, suggestions, no debug', async () => {

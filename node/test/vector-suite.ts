@@ -2,7 +2,7 @@
 // every mode and vector parameter, their statuses (422 for bad values), benchmark and debug
 // payloads, filters, writes and deletes seen by the vector modes, and background graph builds.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, waitFor } from './api-client.js';
+import { ApiClient, untilSearchable, waitFor } from './api-client.js';
 import type { SuiteTarget } from './api-suite.js';
 import { bestBuyDocuments } from './search-suite.js';
 
@@ -59,6 +59,7 @@ export function registerVectorSuite(name: string, target: () => SuiteTarget, opt
       for (let i = 0; i < docs.length; i += 1000) {
         expect((await api.call('POST', `/v1/indexes/${index}/documents`, { key, body: { documents: docs.slice(i, i + 1000) } })).status).toBe(200);
       }
+      await untilSearchable(api, key, index);
     }, 120_000);
 
     it('answers every mode and reports it; fts_only when no mode is named', async () => {
