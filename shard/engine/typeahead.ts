@@ -4,7 +4,7 @@
 // suggestion in several segments add up. When that leaves room, the query's spelling
 // alternatives are looked up too (ranked lower by typo cost), and then products matching every
 // word anywhere (ranked lowest; when none has every word and nothing else was found, those with
-// every word but the joining ones, or else every word before the last). Scores are sums over
+// every word but the joining ones, or else every word but one). Scores are sums over
 // supporting documents times match factors, so results of several index parts merge by adding
 // the scores of equal ids.
 import { analyzeQuery, type QueryWord } from '../../node/runtime/text/analyze-query.js';
@@ -124,27 +124,24 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     const fetch = limit * FALLBACK_FETCH;
     let res = lexicalSearch(snapshot, productQuery, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
     // Nothing found, and no product has every word: first without the words that only join
-    // others ("knobs for cabinet" finds "Cabinet Knob"), then the products of what was typed
-    // before the last word ("mango juice 1l" where no title gives a size), rather than an empty
-    // list. The words before it found something a keystroke ago, most likely.
+    // others ("knobs for cabinet" finds "Cabinet Knob"), then with every word but one, each left
+    // out in turn ("lg top loader washer ste": no title says "loader"), rather than an empty list.
     let relaxed = false;
     if (out.length === 0 && res.hits.length === 0 && productQuery.words.length > 1) {
       relaxed = true;
       const all = productQuery.words;
       const content = all.filter((w, i) => i === all.length - 1 || !JOINING_WORDS.has(w.term));
       if (content.length < all.length) res = relaxedSearch(snapshot, content, lastIsPrefix, false, fetch, clock);
-      // Then every word but one, each left out in turn ("lg top loader washer st": no title says
-      // "loader"). A last word of a letter or two is left out of it: its completions are too many
-      // to mean anything (see MIN_LONE_PREFIX) and cost most of such a search; the words before it
-      // are searched as they were at the keystroke before (memoized). Past MAX_DROP_WORDS, the
-      // words before the last.
+      // A last word of a letter or two is left out: its completions are too many to mean anything
+      // (see MIN_LONE_PREFIX) and cost most of such a search. The words before it are searched as
+      // at the keystroke before (memoized): with every word, then every word but one.
       const head = content.slice(0, -1);
       const shortLast = lastIsPrefix && (content[content.length - 1] as QueryWord).term.length < MIN_LONE_PREFIX;
       if (res.hits.length === 0 && shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
       const words = shortLast ? head : content;
-      if (res.hits.length === 0 && words.length > 1) {
-        res = words.length <= MAX_DROP_WORDS ? relaxedSearch(snapshot, words, lastIsPrefix && !shortLast, true, fetch, clock) : relaxedSearch(snapshot, head, false, false, fetch, clock);
-      }
+      if (res.hits.length === 0 && words.length > 1 && words.length <= MAX_DROP_WORDS) res = relaxedSearch(snapshot, words, lastIsPrefix && !shortLast, true, fetch, clock);
+      // past MAX_DROP_WORDS words, too many to leave each out in turn: the words before the last
+      else if (res.hits.length === 0 && !shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
     }
     const top = res.hits[0]?.score ?? 1;
     const have = new Set(out.map((s) => s.id));
