@@ -11,7 +11,7 @@
 // (timed too): what a write does to an idle part's snapshot. `--restart`: then the node is stopped
 // in order and started again before that query (a rolling restart after the write); the probe
 // stops with it.
-import { startSingleNode } from '../node/runtime/process-harness.js';
+import { startSingleNode, WHOLE_LOAD_WAIT_ENV } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { loadCatalog, loadCatalogSpec } from './data/catalog.js';
 import { LatencyProbe } from './load/latency-probe.js';
@@ -34,8 +34,7 @@ if (!Number.isInteger(idleSeconds) || idleSeconds < 1) throw new Error('--idle-s
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
-  // the first query waits for the whole load (SUGGEST_LOAD_WAIT_MS, 2 s by default, then answers without the part): its time is what is measured
-  const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds), SUGGEST_LOAD_WAIT_MS: '600000' } });
+  const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds), ...WHOLE_LOAD_WAIT_ENV } });
   let base = node.baseUrl; // a restart may bind another port
   const metrics = async () => {
     const read = await readMetrics(base);

@@ -5,7 +5,7 @@
 // /metrics (prom-client's process and Node.js collectors).
 //
 //   node dist/loadtest/many-indexes.js [--indexes 5000] [--tenants 20] [--docs 20] [--idle-s 20] [--out FILE]
-import { startSingleNode } from '../node/runtime/process-harness.js';
+import { startSingleNode, WHOLE_LOAD_WAIT_ENV } from '../node/runtime/process-harness.js';
 import { runMain, writeResult } from './load/result-file.js';
 import { readMetrics } from './load/metrics-reader.js';
 import { cliArgs } from './load/cli.js';
@@ -50,8 +50,7 @@ function latency(samples: number[]): Latency {
 }
 
 async function main(): Promise<void> {
-  // the first query waits for the whole load (SUGGEST_LOAD_WAIT_MS, 2 s by default, then answers without the part): its time is what is measured
-  const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds), SUGGEST_LOAD_WAIT_MS: '600000' } });
+  const node = await startSingleNode({ env: { SUGGEST_ENGINE_IDLE_SECONDS: String(idleSeconds), ...WHOLE_LOAD_WAIT_ENV } });
   const base = node.baseUrl;
   const call = async <T>(method: string, p: string, key: string, body?: unknown): Promise<{ status: number; body: T }> => {
     const res = await fetch(base + p, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });

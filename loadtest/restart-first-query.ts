@@ -7,7 +7,7 @@
 // 20 ms, for `--after-s` seconds: the first answer's time is what the first user typing waits.
 //
 //   node dist/loadtest/restart-first-query.js [--catalog bestbuy,homedepot] [--delay-ms 1000] [--after-s 5] [--out FILE]
-import { startSingleNode } from '../node/runtime/process-harness.js';
+import { startSingleNode, WHOLE_LOAD_WAIT_ENV } from '../node/runtime/process-harness.js';
 import { loadCatalogSpec } from './data/catalog.js';
 import { percentile } from './load/latency-stats.js';
 import { provisionIndex } from './load/provision-service.js';
@@ -30,8 +30,7 @@ async function main(): Promise<void> {
   const afterMs = Number(values['after-s']) * 1000;
   const result: Record<string, unknown> = { delay_ms: Number(values['delay-ms']) };
   for (const restore of ['1', '0']) {
-    // the first query waits for the whole load (SUGGEST_LOAD_WAIT_MS, 2 s by default, then answers without the part): its time is what is measured
-    const node = await startSingleNode({ env: { SUGGEST_RESTORE_ENGINES: restore, SUGGEST_LOAD_WAIT_MS: '600000' } });
+    const node = await startSingleNode({ env: { SUGGEST_RESTORE_ENGINES: restore, ...WHOLE_LOAD_WAIT_ENV } });
     try {
       const big = await provisionIndex({ baseUrl: node.baseUrl, adminKey: node.adminKey, tenantId: 'restart', indexId: 'big', docs: loadCatalogSpec(values.catalog as string), log });
       const ask = async (q: string) => {

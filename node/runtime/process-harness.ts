@@ -105,6 +105,13 @@ export interface SingleNode {
   stop(): Promise<void>;
 }
 
+/**
+ * The environment of a node whose first queries wait for the whole load of an engine (read back or
+ * built) rather than SUGGEST_LOAD_WAIT_MS (2 s, then an answer without it): for the tools that
+ * time that load through those queries.
+ */
+export const WHOLE_LOAD_WAIT_ENV = { SUGGEST_LOAD_WAIT_MS: '600000' } as const;
+
 export const TEST_ADMIN_KEY = 'sk_test_admin_0123456789abcdef0123456789abcdef';
 
 export async function startSingleNode(opts: { echo?: boolean; env?: Record<string, string> } = {}): Promise<SingleNode> {
