@@ -8,7 +8,7 @@
 // needs no tokenizing; `exportShared` hands the same memory to worker threads.
 import type { FileHandle } from 'node:fs/promises';
 import type { SuggestDocument } from '../../node/runtime/document.js';
-import { analyzeQuery } from '../../node/runtime/text/analyze-query.js';
+import { analyzeQuery, withMixedNumberPrefix } from '../../node/runtime/text/analyze-query.js';
 import { displayFields } from './doc-fields.js';
 import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
@@ -392,7 +392,7 @@ export class SuggestEngine {
     const snap = this.snapshot();
     clock?.lap('snapshot');
     const limit = clampLimit(req.limit);
-    const q = analyzeQuery(req.query);
+    const q = withMixedNumberPrefix(analyzeQuery(req.query), req.query, (prefix) => snap.hasPrefix(prefix, 'any'));
     clock?.lap('analyze');
     const mode: AutocompleteMode = req.mode ?? DEFAULT_AUTOCOMPLETE_MODE;
     const backend = req.vectorBackend ?? DEFAULT_VECTOR_BACKEND;

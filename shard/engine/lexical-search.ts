@@ -275,15 +275,19 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   // Completions and typo neighbours never outweigh the word itself: a rare completion of "7"
   // must not beat documents that contain "7". Their idf is capped at the word's own, or at the
   // most frequent expansion's when the word itself is not a term. The word itself is always the
-  // first expansion.
-  const idfs = expansions.map((list) => {
+  // first expansion. An equivalent spelling of a complete word keeps its own idf: it is the word,
+  // and may say more than it ("in" of "1/2 in" has "1/2in", found only where the number stands
+  // beside the unit, so that 1/2 in. products outrank 1-1/2 in. ones).
+  const idfs = expansions.map((list, w) => {
     const own = dfOf(list[0] as Expansion);
     let maxDf = own;
     for (const e of list) maxDf = Math.max(maxDf, dfOf(e));
     const cap = idfOf(own > 0 ? own : maxDf);
+    const alternatives = (words[w] as QueryWord).alternatives;
     return list.map((e) => {
       const v = idfOf(dfOf(e));
-      return e.factor === 1 && e.typos === 0 ? v : Math.min(v, cap);
+      const equivalent = e.factor === 1 || (e.factor === ALT_FACTOR && alternatives.includes(e.term));
+      return equivalent && e.typos === 0 ? v : Math.min(v, cap);
     });
   });
   const n = words.length;

@@ -57,7 +57,9 @@ const SEPARATOR_WORD = /^[\p{P}\p{S}]+$/u;
 const GLUE_WORD = /^[&+]$/;
 const OPENERS = /^[([{"']+/;
 const CLOSERS = /[)\]},;:!?"]+$|\.+$/;
-const NUMERIC_KEY = /^[\d./, ]+$/;
+const NUMERIC_KEY = /^[\d./, -]+$/;
+const WHOLE_NUMBER = /^\d{1,4}$/;
+const FRACTION_START = /^\d{1,3}\/\d/;
 const MARKS = /[\u2122\u00ae\u00a9]/g;
 /** share of a word's occurrences followed by the same next word above which it is no phrase end */
 const CONTINUATION_SHARE = 0.8;
@@ -500,8 +502,16 @@ export class SuggestionMiner {
  */
 function splitTitle(title: string, cache: Map<string, Item>): Item[] {
   const items: Item[] = [];
-  for (const rawWord of title.split(/\s+/)) {
+  const raw = title.split(/\s+/);
+  for (let i = 0; i < raw.length; i++) {
+    let rawWord = raw[i] as string;
     if (!rawWord) continue;
+    // "1 1/2" is one word, the mixed number "1-1/2", shown as written
+    const next = raw[i + 1];
+    if (next !== undefined && WHOLE_NUMBER.test(rawWord) && FRACTION_START.test(next) && words(`${rawWord} ${next}`).length === words(next).length) {
+      rawWord = `${rawWord} ${next}`;
+      i++;
+    }
     let item = cache.get(rawWord);
     if (item === undefined) {
       item = makeItem(rawWord);

@@ -7,7 +7,7 @@
 // every word but the joining ones, or else every word but one). Scores are sums over
 // supporting documents times match factors, so results of several index parts merge by adding
 // the scores of equal ids.
-import { analyzeQuery, type QueryWord } from '../../node/runtime/text/analyze-query.js';
+import { analyzeQuery, withMixedNumberPrefix, type QueryWord } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular } from '../../node/runtime/text/tokenize.js';
 import type { IndexSnapshot } from './index-snapshot.js';
@@ -54,7 +54,7 @@ let order = new Int32Array(64);
  * up to `limit` only.
  */
 export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, query: string, limit: number, clock: StageClock | null = null, spare = 0): SuggestResult<TypeaheadSuggestion> {
-  const q = analyzeQuery(query);
+  const q = withMixedNumberPrefix(analyzeQuery(query), query, (prefix) => snapshot.hasPrefix(prefix, 'any'));
   clock?.lap('analyze');
   const words = q.words.map((w) => w.term);
   if (words.length === 0 || snapshot.liveCount === 0) return { normalized_query: q.normalized, corrected_query: null, suggestions: [] };

@@ -43,7 +43,12 @@ const CJK_RUN = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30fc\u3
 const RUN = /[\p{L}\p{M}\p{N}'&+_./,"#-]+/gu;
 const ALNUM = /[\p{L}\p{M}\p{N}]+/gu;
 const DIGITS = /^\p{Nd}+$/u;
-const NUMBER = /^\p{Nd}+(?:[.,/]\p{Nd}+)*$/u;
+// a number: "12", "54.6", "1/2", "1,000", or a mixed number "1-1/2" (one and a half)
+const NUMBER = /^\p{Nd}+(?:-\p{Nd}+\/\p{Nd}+|(?:[.,/]\p{Nd}+)*)$/u;
+// the whole number and the fraction of a mixed number at the start of a piece ("1-1/2in")
+const MIXED = /^(\p{Nd}+)-(\p{Nd}+\/\p{Nd}+)/u;
+// a whole number, a space and a proper fraction: "1 1/2" is written for "1-1/2"
+const SPACED_MIXED = /(?<![\p{L}\p{N}.,/-])(\p{Nd}{1,4}) (\p{Nd}{1,3})\/(\p{Nd}{1,3})(?![\p{N}/])/gu;
 const LETTER_DIGIT_BOUNDARY = /(?<=\p{Nd})(?=[\p{L}\p{M}])|(?<=[\p{L}\p{M}])(?=\p{Nd})/u;
 const LATIN_WORD = /^[a-z]+$/;
 
@@ -93,6 +98,8 @@ export function singular(word: string): string | null {
  *   "phone"; "at&t" -> "att" + "at", "t"
  * - letters and digits split as parts: "65in" -> "65in" + "65", "in"; "rtx4090" -> "rtx", "4090"
  * - numbers keep decimals and fractions: "54.6", "1/2", "1,000" -> "1000"; `55"` -> "55in"
+ * - a mixed number is one word with its whole number and fraction as parts: "1-1/2" and
+ *   "1 1/2" -> "1-1/2" + parts "1", "1/2" (so "1/2 in" ranks 1/2 in. above 1-1/2 in.)
  * - units after a number get their canonical form, and the two joined: "36 inches" -> "inches"
  *   + alts "in", "36in" (so "36in" finds "36 inches" even when the index knows "36in")
  * - plural words get their singular as an alternative: "drills" + alt "drill"
@@ -110,7 +117,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): Token[] {
  * words (positions) found. Indexing uses this form.
  */
 export function forEachToken(text: string, sink: TokenSink, options: TokenizeOptions = {}): number {
-  const s = options.normalized ? text : normalize(text);
+  const s = joinSpacedMixed(options.normalized ? text : normalize(text));
   const variants = options.variants ?? true;
   const hasCjk = CJK_CHAR.test(s);
   const src = hasCjk ? s.replace(CJK_RUN, ' $& ') : s;
@@ -183,7 +190,11 @@ function splitRun(run: string): RunWord[] {
     const curDigit = startsWithDigit(seg);
     if (sep === "'") {
       prevSegs[prevSegs.length - 1] = prev + seg;
-    } else if ((sep === '.' || sep === '/') && prevDigit && curDigit && DIGITS.test(seg.replace(/\D+$/u, '') || 'x')) {
+    } else if (sep === '-' && seps[i + 1] === '/' && DIGITS.test(prev) && DIGITS.test(seg) && isFractionDenominator(segs[i + 1] as string)) {
+      // a mixed number, "1-1/2": one piece (its denominator may carry a unit, "1-1/2in")
+      prevSegs[prevSegs.length - 1] = `${prev}-${seg}/${segs[i + 1] as string}`;
+      i++;
+    } else if ((sep === '.' || sep === '/') && prevDigit && curDigit && isFractionDenominator(seg)) {
       prevSegs[prevSegs.length - 1] = prev + sep + seg;
     } else if (sep === ',' && prevDigit && /^\p{Nd}{3}(?!\p{Nd})/u.test(seg)) {
       prevSegs[prevSegs.length - 1] = prev + seg;
@@ -230,6 +241,13 @@ function emitWord(word: RunWord, pos: number, afterNumber: string | null, varian
     }
   }
   for (const seg of segs) {
+    // a mixed number's whole number and fraction; not those of one glued to more ("1-1/2in"),
+    // whose pieces are the mixed number and the rest
+    const mixed = MIXED.exec(seg);
+    if (mixed !== null && mixed[0].length === seg.length) {
+      add(mixed[1] as string, 'part');
+      add(mixed[2] as string, 'part');
+    }
     if (NUMBER.test(seg)) continue;
     const pieces = seg.split(LETTER_DIGIT_BOUNDARY);
     if (pieces.length < 2) continue;
@@ -298,6 +316,17 @@ function emitCjk(run: string, pos: number, sink: TokenSink): number {
     sink((chars[i] as string) + (chars[i + 1] as string), pos++, 'word');
   }
   return pos;
+}
+
+/** Digits, maybe followed by letters (a unit): what may follow the dot or slash of a number. */
+function isFractionDenominator(seg: string): boolean {
+  return DIGITS.test(seg.replace(/\D+$/u, '') || 'x');
+}
+
+/** "1 1/2" -> "1-1/2" (same length), for a proper fraction after a whole number. */
+function joinSpacedMixed(s: string): string {
+  if (!s.includes('/')) return s;
+  return s.replace(SPACED_MIXED, (all, whole: string, num: string, den: string) => (Number(num) < Number(den) ? `${whole}-${num}/${den}` : all));
 }
 
 function clip(t: string): string {

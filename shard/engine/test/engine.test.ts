@@ -62,6 +62,32 @@ describe('SuggestEngine', () => {
     expect(ids(e.autocomplete({ query: "32' ladder" }))[0]).toBe('ladder');
   });
 
+  it('tells a size from a mixed number that ends with it, and reads "1 1/2" as "1-1/2"', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'half1', title: 'DIG 1/2 in. PVC x 0.700 Compression Coupling (25-Pack)', desc: '', manufacturer: 'DIG', raw: {} },
+      { id: 'half2', title: 'Carlon 1/2 in. PVC Standard Fitting Coupling (Case of 185)', desc: '', manufacturer: 'Carlon', raw: {} },
+      { id: 'mixed1', title: '1-1/2 in. PVC DWV Coupling', desc: '', manufacturer: 'Charlotte', raw: {} },
+      { id: 'mixed2', title: '1 1/2 in. PVC DWV Repair Coupling', desc: '', manufacturer: 'NIBCO', raw: {} },
+      { id: 'mixed3', title: '1-1/2 in. PVC Sediment Filter', desc: '', manufacturer: 'Everbilt', raw: {} },
+      { id: 'two', title: '2 in. x 1-1/4 in. PVC Reducing Coupling', desc: '', manufacturer: 'Charlotte', raw: {} },
+    ]);
+    const products = (r: { suggestions: { id: string }[] }) => r.suggestions.map((s) => s.id).filter((id) => id.startsWith('half') || id.startsWith('mixed') || id === 'two');
+    expect(products(e.autocomplete({ query: '1/2 in pvc coupling' })).slice(0, 2).sort()).toEqual(['half1', 'half2']);
+    for (const q of ['1-1/2 in pvc coupling', '1 1/2 pvc coupling', '1 1/2" pvc coupling']) {
+      expect(products(e.autocomplete({ query: q })).slice(0, 2).sort()).toEqual(['mixed1', 'mixed2']);
+    }
+    // typed keystroke by keystroke, the mixed number is read as one from its first digits
+    for (const q of ['1 1', '1-1', '1 1/', 'pvc 1 1']) {
+      const found = e.typeahead({ query: q }).suggestions.map((s) => s.title);
+      expect(found.length).toBeGreaterThan(0);
+      for (const t of found) expect(t).toMatch(/(^|\s)1[- ]1\//);
+    }
+    // a phrase of titles that write it both ways is one suggestion
+    const phrases = e.typeahead({ query: '1-1/2 in pvc' }).suggestions.filter((s) => s.type === 'query').map((s) => s.title.toLowerCase());
+    expect(phrases.filter((t) => /^1[- ]1\/2 in\.? pvc$/.test(t))).toHaveLength(1);
+  });
+
   it('leaves out joining words, then the last word, when no product has every word in typeahead', () => {
     const e = new SuggestEngine();
     e.upsert([

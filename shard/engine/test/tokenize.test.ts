@@ -1,6 +1,6 @@
 // Tests for node/runtime/text/tokenize.ts and analyze-query.ts.
 import { describe, expect, it } from 'vitest';
-import { analyzeQuery } from '../../../node/runtime/text/analyze-query.js';
+import { analyzeQuery, withMixedNumberPrefix } from '../../../node/runtime/text/analyze-query.js';
 import { singular, tokenize, words, type Token } from '../../../node/runtime/text/tokenize.js';
 
 const terms = (s: string, kind?: Token['kind']): string[] => tokenize(s).filter((t) => !kind || t.kind === kind).map((t) => t.term);
@@ -27,6 +27,20 @@ describe('tokenize', () => {
     expect(terms('54.6 inch', 'word')).toEqual(['54.6', 'inch']);
     expect(terms('1,000 watts', 'word')).toEqual(['1000', 'watts']);
     expect(terms('2.5in')).toEqual(['2.5in', '2.5', 'in']);
+  });
+
+  it('reads a mixed number as one word, hyphenated or spaced, with its whole number and fraction as parts', () => {
+    expect(tokenize('1-1/2 in. PVC').map((t) => `${t.term}:${t.pos}:${t.kind}`)).toEqual(['1-1/2:0:word', '1:0:part', '1/2:0:part', 'in:1:word', '1-1/2in:1:alt', 'pvc:2:word']);
+    expect(tokenize('1 1/2 in. PVC')).toEqual(tokenize('1-1/2 in. PVC'));
+    expect(terms('2 x 4 1/2 ft', 'word')).toEqual(['2', 'x', '4-1/2', 'ft']);
+    // glued to a unit: the mixed number and the unit are the parts
+    expect(terms('1-1/2" pipe')).toEqual(['1-1/2in', '1-1/2', 'in', 'pipe']);
+    // not mixed numbers: a range, an improper fraction, a decimal before a fraction, a model number
+    expect(terms('10-20', 'word')).toEqual(['10', '20']);
+    expect(terms('1 3/2 cup', 'word')).toEqual(['1', '3/2', 'cup']);
+    expect(terms('2.5 1/2', 'word')).toEqual(['2.5', '1/2']);
+    expect(terms('x4 1/2', 'word')).toEqual(['x4', '1/2']);
+    expect(analyzeQuery('1 1/2 pvc coupling').normalized).toBe('1-1/2 pvc coupling');
   });
 
   it('reads quote marks after numbers as inches and feet', () => {
@@ -111,6 +125,20 @@ describe('analyzeQuery', () => {
     expect(analyzeQuery('iphone').lastWordComplete).toBe(false);
     expect(analyzeQuery('Drills').words[0]?.alternatives).toEqual(['drill']);
     expect(analyzeQuery('?!').words).toEqual([]);
+  });
+
+  it('reads the start of a mixed number being typed as one prefix where the index has such words', () => {
+    const known = (prefix: string) => ['1-1/2', '1-3/4', '2-3/8'].some((t) => t.startsWith(prefix));
+    const typed = (text: string) => withMixedNumberPrefix(analyzeQuery(text), text, known).words.map((w) => w.term);
+    expect(typed('pvc 1 1')).toEqual(['pvc', '1-1']);
+    expect(typed('1-1/')).toEqual(['1-1/']);
+    expect(typed('2 3')).toEqual(['2-3']);
+    // the words stay as they are: a finished word, an even numerator, nothing in the index, no number before
+    expect(typed('1 1 ')).toEqual(['1', '1']);
+    expect(typed('10-2')).toEqual(['10', '2']);
+    expect(typed('5 1')).toEqual(['5', '1']);
+    expect(typed('x 1')).toEqual(['x', '1']);
+    expect(typed('1.5 1')).toEqual(['1.5', '1']);
   });
 
   it('caps the number of words', () => {
