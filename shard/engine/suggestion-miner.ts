@@ -164,6 +164,8 @@ export class SuggestionMiner {
   private readonly pairs = new Map<number, number>();
   /** brand + category phrase -> its category key */
   private readonly combos = new Map<number, string>();
+  /** brand key -> how often each spelling of it was seen ("OtterBox" 40, "Otterbox" 3) */
+  private readonly brandSpellings = new Map<string, Map<string, number>>();
 
   constructor(options: MinerOptions = {}) {
     this.minSupport = options.minSupport ?? 2;
@@ -174,14 +176,22 @@ export class SuggestionMiner {
   addDocument(doc: number, fields: DocFields, docWeight: number): void {
     if (doc !== this.docs) throw new Error(`suggestion miner expects document ${this.docs}, got ${doc}`);
     const brandKey = fields.brand ? words(fields.brand).join(' ') : '';
+    if (brandKey) {
+      let spellings = this.brandSpellings.get(brandKey);
+      if (spellings === undefined) this.brandSpellings.set(brandKey, (spellings = new Map()));
+      spellings.set(fields.brand, (spellings.get(fields.brand) ?? 0) + 1);
+    }
     this.addTitle(fields, brandKey, doc, docWeight);
     this.docs++;
   }
 
   /** Candidates of one document, touched in document order so support is counted once per doc. */
-  private touchDocument(r: DocRecord): void {
+  private touchDocument(r: DocRecord, brands: ReadonlyMap<string, string>): void {
     const { fields, brandKey, doc, weight } = r;
-    if (brandKey) this.touch(brandKey, SUG.brand, fields.brand, doc, weight, 1, brandKey.length, brandKey.length);
+    // every suggestion that shows the brand shows its most frequent spelling
+    const brand = brands.get(brandKey) ?? fields.brand;
+    r.brand = brand;
+    if (brandKey) this.touch(brandKey, SUG.brand, brand, doc, weight, 1, brandKey.length, brandKey.length);
     for (const c of fields.categories) {
       const key = words(c).join(' ');
       if (!key) continue;
@@ -189,7 +199,7 @@ export class SuggestionMiner {
       // "Samsung Cell Phones": what people type to narrow a brand down
       if (brandKey && !key.includes(brandKey)) {
         const combo = `${brandKey} ${key}`;
-        this.touch(combo, SUG.query, `${fields.brand} ${c}`, doc, weight, 2, brandKey.length, key.length);
+        this.touch(combo, SUG.query, `${brand} ${c}`, doc, weight, 2, brandKey.length, key.length);
         this.combos.set(this.ids.get(combo) as number, key);
       }
     }
@@ -374,7 +384,20 @@ export class SuggestionMiner {
 
   finish(): MinedSuggestions {
     // pass two: materialize candidates, phrases only when their hash was seen often enough
-    for (const r of this.records) this.touchDocument(r);
+    const brands = new Map<string, string>();
+    for (const [key, spellings] of this.brandSpellings) {
+      let best = '';
+      let most = 0;
+      for (const [spelling, n] of spellings) {
+        if (n > most) {
+          best = spelling;
+          most = n;
+        }
+      }
+      brands.set(key, best);
+    }
+    this.brandSpellings.clear();
+    for (const r of this.records) this.touchDocument(r, brands);
     returnCounts(this, this.phraseCounts, this.touchedSlots);
     this.touchedSlots.length = 0;
     this.records.length = 0;

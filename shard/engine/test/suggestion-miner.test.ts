@@ -55,6 +55,18 @@ describe('suggestion miner displays', () => {
     expect(naan?.display).toBe('Garlic Naan');
   });
 
+  it('shows a brand in its most frequent spelling in every suggestion that has it, whichever came first', () => {
+    const docs: SuggestDocument[] = [
+      { id: 'a', title: 'Commuter Series Case for Apple iPhone 7', desc: '', manufacturer: 'Otterbox', raw: { category: 'iPhone Cases & Clips' } },
+      { id: 'b', title: 'Defender Series Case for Apple iPhone 7', desc: '', manufacturer: 'OtterBox', raw: { category: 'iPhone Cases & Clips' } },
+      { id: 'c', title: 'Symmetry Series Case for Apple iPhone 7', desc: '', manufacturer: 'OtterBox', raw: { category: 'iPhone Accessories' } },
+      { id: 'd', title: 'Alpha Glass Screen Protector', desc: '', manufacturer: 'OtterBox', raw: { category: 'iPhone Accessories' } },
+    ];
+    const shown = mine(docs).mined.suggestions.filter((s) => s.key.startsWith('otterbox')).map((s) => s.display);
+    expect(shown).toEqual(expect.arrayContaining(['OtterBox', 'OtterBox iPhone Cases & Clips', 'OtterBox iPhone Accessories']));
+    expect(shown.filter((d) => d.startsWith('Otterbox'))).toEqual([]);
+  });
+
   it('leaves no suggestion but a product without text to show, on real catalogues', () => {
     for (const all of [loadBestBuy(), loadBigBasket()]) {
       const blank = mine(all).mined.suggestions.filter((s) => s.display === '' && s.type !== SUG.product);
