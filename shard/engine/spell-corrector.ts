@@ -3,7 +3,7 @@
 // edit (fuzzy.ts distance; a changed first letter costs more). Words the index does not know
 // get their nearest vocabulary terms (more leniently than document matching: one edit from 3
 // letters, two from 7, since only unknown words are touched), a split into two known words
-// ("samsunggalaxy") or a join with the next word ("bath rom" -> "bathroom"); a word the index
+// ("samsunggalaxy"; a known word and a prefix for a last word being typed, "doorkn") or a join with the next word ("bath rom" -> "bathroom"); a word the index
 // knows only rarely may still yield to a far more frequent neighbour (a typo inside a title).
 // The last word of a query still being typed is corrected as a prefix. `candidates` returns the
 // best readings; `correct` returns the best one, or null when the query is fine as typed.
@@ -41,6 +41,8 @@ const RARE_WORD_RATIO = 30;
 const RARE_WORD_MAX = 3;
 /** A split into two words counts as this many edits. */
 const SPLIT_COST = 1.5;
+/** A last word still being typed is tried as glued words from this length ("doorkn"). */
+const MIN_SPLIT_PREFIX = 5;
 /**
  * Pairs of neighbouring words tried as one ("bath rom"), from the start of the query: each costs
  * a typo walk of a long word (the most costly kind), and a pasted run of a dozen unknown words
@@ -104,13 +106,18 @@ export class SpellCorrector {
         out.push({ text, cost, weight: m.weight });
       }
     }
-    if (own === 0 && !isPrefix && word.length >= 6 && !/\d/.test(word)) {
-      // glued words: "samsunggalaxy" -> "samsung galaxy"
+    if (own === 0 && word.length >= (isPrefix ? MIN_SPLIT_PREFIX : 6) && !/\d/.test(word)) {
+      // glued words: "samsunggalaxy" -> "samsung galaxy"; still being typed, a known word and
+      // the start of one: "doorkn" -> "door kn"
       let best: WordCandidate | null = null;
-      for (let i = 2; i <= word.length - 2; i++) {
+      // a word of two letters before a prefix is too easily found ("arkers" is no "ar kers")
+      for (let i = isPrefix ? 3 : 2; i <= word.length - 2; i++) {
         const wa = snap.termWeight(word.slice(0, i), this.kind);
-        const wb = wa > 0 ? snap.termWeight(word.slice(i), this.kind) : 0;
-        if (wa > 0 && wb > 0 && (best === null || Math.min(wa, wb) > best.weight)) best = { text: `${word.slice(0, i)} ${word.slice(i)}`, cost: SPLIT_COST, weight: Math.min(wa, wb) };
+        if (wa === 0) continue;
+        const rest = word.slice(i);
+        // a prefix weighs what the words it starts weigh together
+        const wb = isPrefix ? (snap.fuzzyTerms(rest, 0, true, this.kind, 1)[0]?.weight ?? 0) : snap.termWeight(rest, this.kind);
+        if (wb > 0 && (best === null || Math.min(wa, wb) > best.weight)) best = { text: `${word.slice(0, i)} ${rest}`, cost: SPLIT_COST, weight: Math.min(wa, wb) };
       }
       if (best) out.push(best);
     }

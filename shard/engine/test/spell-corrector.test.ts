@@ -15,6 +15,7 @@ const titles = [
   'Flourescent Tube', // a typo inside a title
   ...Array(40).fill('Fluorescent Tube'),
   ...Array(5).fill('Model G135 Faucet'),
+  ...Array(5).fill('TV Stand'),
 ];
 
 function corrector(): SpellCorrector {
@@ -44,6 +45,16 @@ describe('SpellCorrector', () => {
   it('splits glued words and joins split ones', () => {
     expect(fix('samsunggalaxy')).toBe('samsung galaxy');
     expect(fix('bath rom vanity')).toBe('bathroom vanity');
+  });
+
+  it('splits a last word still being typed into a known word and the start of another', () => {
+    expect(fix('samsunggal', true)).toBe('samsung gal');
+    expect(fix('kitchen faucetch', true)).toBe('kitchen faucet ch');
+    // not before a word of two letters, nor below five letters typed, nor with digits
+    expect(fix('tvsta', true)).toBeNull();
+    expect(fix('tv sta', true)).toBeNull();
+    expect(fix('samsunggx', true)).not.toBe('samsung gx');
+    expect(fix('faucetg1', true)).toBeNull();
   });
 
   it('tries at most the first three pairs of neighbouring words as one (each is a long typo walk)', () => {
