@@ -71,6 +71,8 @@ const PROBE_COST = 16;
 export const MIN_LONE_PREFIX = 3;
 /** A word found in this many documents is taken as typed (no typo expansion). */
 const KNOWN_DF = 3;
+/** Digits and the marks inside numbers only: "10000", "70-1/2", "2.5". */
+const NUMBER_WORD = /^[\d.,/-]+$/;
 
 export interface LexicalOptions {
   limit: number;
@@ -412,7 +414,8 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
   // Typo neighbours only for words the index does not know well: a frequent word is meant as
   // typed, and skipping the walk keeps common queries cheap.
   const known = isPrefix ? snapshot.hasPrefix(w.term, 'any') : snapshot.df(w.term) >= KNOWN_DF;
-  const edits = fuzzy && !known ? maxEditsFor(w.term.length) : 0;
+  // nor for a number: "70-1/2" one edit from "71-1/2" is another size, not a typo
+  const edits = fuzzy && !known && !NUMBER_WORD.test(w.term) ? maxEditsFor(w.term.length) : 0;
   if (edits > 0) {
     for (const m of snapshot.fuzzyTerms(w.term, edits, isPrefix, 'any', isPrefix ? 8 : 12)) {
       if (m.distance === 0) continue;

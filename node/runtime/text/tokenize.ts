@@ -248,6 +248,9 @@ function emitWord(word: RunWord, pos: number, afterNumber: string | null, varian
       add(mixed[1] as string, 'part');
       add(mixed[2] as string, 'part');
     }
+    // halves, quarters and eighths written either way: "2-1/2" and "2.5" (gallons, feet)
+    const other = segs.length === 1 ? sameSize(seg, mixed) : null;
+    if (other !== null) add(other, 'alt');
     if (NUMBER.test(seg)) continue;
     const pieces = seg.split(LETTER_DIGIT_BOUNDARY);
     if (pieces.length < 2) continue;
@@ -316,6 +319,24 @@ function emitCjk(run: string, pos: number, sink: TokenSink): number {
     sink((chars[i] as string) + (chars[i + 1] as string), pos++, 'word');
   }
   return pos;
+}
+
+const EIGHTHS = ['', '1/8', '1/4', '3/8', '1/2', '5/8', '3/4', '7/8'];
+const DECIMAL_EIGHTHS = /^(\p{Nd}{1,4})\.(5|25|75|125|375|625|875)$/u;
+
+/**
+ * The other spelling of a size in halves, quarters or eighths: "2-1/2" -> "2.5", "1.375" ->
+ * "1-3/8"; null for any other word (and for fractions below one, "1/2" is not written "0.5").
+ */
+function sameSize(seg: string, mixed: RegExpExecArray | null): string | null {
+  if (mixed !== null) {
+    if (mixed[0].length !== seg.length) return null;
+    const eighths = EIGHTHS.indexOf(mixed[2] as string);
+    return eighths > 0 ? String(Number(mixed[1]) + eighths / 8) : null;
+  }
+  const d = DECIMAL_EIGHTHS.exec(seg);
+  if (d === null || Number(d[1]) === 0) return null;
+  return `${Number(d[1])}-${EIGHTHS[Math.round(Number(`0.${d[2] as string}`) * 8)] as string}`;
 }
 
 /** Digits, maybe followed by letters (a unit): what may follow the dot or slash of a number. */

@@ -80,6 +80,14 @@ describe('lexicalSearch', () => {
     expect(search(docs, 'wireless charger ', { fuzzy: false }).at(-1)).toBe('other');
   });
 
+  it('takes a number as typed: one digit off is another size, not a typo', () => {
+    const docs = [doc('a', 'shower door 71-1/2 in'), doc('b', 'heater 12500 btu'), doc('c', 'shower door clear')];
+    expect(search(docs, 'shower door 70-1/2 ', { requireAll: true })).toEqual([]);
+    expect(search(docs, 'heater 12000 btu ', { requireAll: true })).toEqual([]);
+    // words with letters still get typo neighbours
+    expect(search(docs, 'showr door ', { requireAll: true }).sort()).toEqual(['a', 'c']);
+  });
+
   it('caps the weight of rare completions at the typed word', () => {
     const docs = [
       ...Array.from({ length: 30 }, (_, i) => doc(`p${i}`, `iphone 7 case model ${i}`)),

@@ -30,7 +30,7 @@ describe('tokenize', () => {
   });
 
   it('reads a mixed number as one word, hyphenated or spaced, with its whole number and fraction as parts', () => {
-    expect(tokenize('1-1/2 in. PVC').map((t) => `${t.term}:${t.pos}:${t.kind}`)).toEqual(['1-1/2:0:word', '1:0:part', '1/2:0:part', 'in:1:word', '1-1/2in:1:alt', 'pvc:2:word']);
+    expect(tokenize('1-1/2 in. PVC').map((t) => `${t.term}:${t.pos}:${t.kind}`)).toEqual(['1-1/2:0:word', '1:0:part', '1/2:0:part', '1.5:0:alt', 'in:1:word', '1-1/2in:1:alt', 'pvc:2:word']);
     expect(tokenize('1 1/2 in. PVC')).toEqual(tokenize('1-1/2 in. PVC'));
     expect(terms('2 x 4 1/2 ft', 'word')).toEqual(['2', 'x', '4-1/2', 'ft']);
     // glued to a unit: the mixed number and the unit are the parts
@@ -41,6 +41,15 @@ describe('tokenize', () => {
     expect(terms('2.5 1/2', 'word')).toEqual(['2.5', '1/2']);
     expect(terms('x4 1/2', 'word')).toEqual(['x4', '1/2']);
     expect(analyzeQuery('1 1/2 pvc coupling').normalized).toBe('1-1/2 pvc coupling');
+    // halves, quarters and eighths of a mixed number and a decimal are the same size
+    expect(terms('2 1/2 gal', 'alt')).toEqual(['2.5', '2-1/2gal']);
+    expect(terms('2.5 gal', 'alt')).toEqual(['2-1/2', '2.5gal']);
+    expect(terms('10.75 in', 'alt')).toContain('10-3/4');
+    expect(terms('1-3/8')).toContain('1.375');
+    // thirds, a fraction below one, a decimal of no eighths: no other spelling
+    expect(terms('1-1/3', 'alt')).toEqual([]);
+    expect(terms('0.5', 'alt')).toEqual([]);
+    expect(terms('2.4', 'alt')).toEqual([]);
   });
 
   it('reads quote marks after numbers as inches and feet', () => {
