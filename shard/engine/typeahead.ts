@@ -67,11 +67,15 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
   // Spelling alternatives: when something is unknown or the tables ran short.
   let corrected: string[] | null = null;
+  // the best reading that splits or joins words ("doorknobs" -> "door knobs"): the product
+  // search's typo tolerance finds the other corrections itself, not these
+  let regrouped: string[] | null = null;
   const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snapshot.hasPrefix(w, 'suggestive') : snapshot.termWeight(w, 'suggestive') === 0));
   if (unknown || (cands.count < limit && corrector.mayChange(words, lastIsPrefix))) {
     const exactCount = cands.count;
     for (const alt of corrector.candidates(words, lastIsPrefix, 4)) {
       if (!alt.changed) continue;
+      if (regrouped === null && alt.words.length > words.length) regrouped = alt.words;
       const before = cands.count;
       gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), wanted, cands);
       if (corrected === null && exactCount === 0 && cands.count > before) corrected = alt.words;
@@ -118,11 +122,21 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
   if (out.length < limit) {
     // products with every word somewhere (typo-tolerant), below anything the tables matched
-    const productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
+    let productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
     // more than `limit`: products sharing a title ("Krosswood Doors ..." in eleven sizes) are
     // shown once, and the list is filled from the next ones
     const fetch = limit * FALLBACK_FETCH;
     let res = lexicalSearch(snapshot, productQuery, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
+    if (res.hits.length === 0 && out.length === 0 && corrected === null && regrouped !== null) {
+      // no product has every word as typed: the words split where they were glued
+      const split = analyzeQuery(regrouped.join(' ') + (lastIsPrefix ? '' : ' '));
+      const found = lexicalSearch(snapshot, split, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
+      if (found.hits.length > 0) {
+        res = found;
+        productQuery = split;
+        corrected = regrouped;
+      }
+    }
     // Nothing found, and no product has every word: first without the words that only join
     // others ("knobs for cabinet" finds "Cabinet Knob"), then with every word but one, each left
     // out in turn ("lg top loader washer ste": no title says "loader"), rather than an empty list.

@@ -88,6 +88,24 @@ describe('SuggestEngine', () => {
     expect(phrases.filter((t) => /^1[- ]1\/2 in\.? pvc$/.test(t))).toHaveLength(1);
   });
 
+  it('lists the products of glued words split in typeahead when none has every word as typed', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'k1', title: 'Brinks Push Pull Rotate Door Knob in Satin Nickel', desc: '', manufacturer: 'Brinks', raw: {} },
+      { id: 'k2', title: 'Prime-Line Brass Bi-Fold Door Knobs (2-Pack)', desc: '', manufacturer: 'Prime-Line', raw: {} },
+      { id: 'p1', title: 'Interior Paint in Satin White', desc: '', manufacturer: 'Behr', raw: {} },
+      { id: 'p2', title: 'Push Broom with Steel Handle', desc: '', manufacturer: 'Quickie', raw: {} },
+    ]);
+    const products = (query: string) => e.typeahead({ query }).suggestions.filter((s) => s.type === 'product').map((s) => s.id);
+    const r = e.typeahead({ query: 'doorknob push' });
+    expect(r.suggestions.map((s) => s.id)).toEqual(['k1']);
+    expect(r.corrected_query).toBe('door knob push');
+    // typed as it should be, the same product
+    expect(products('door knob push')).toEqual(['k1']);
+    // a reading as typed that finds products keeps them ("push" has its own products)
+    expect(products('push broo')).toEqual(['p2']);
+  });
+
   it('leaves out joining words, then the last word, when no product has every word in typeahead', () => {
     const e = new SuggestEngine();
     e.upsert([
