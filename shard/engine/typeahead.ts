@@ -35,6 +35,8 @@ const FALLBACK_FETCH = 3;
  * the index may have found (parts answer alone, their lists are merged by score).
  */
 export const RELAXED_FALLBACK_FACTOR = 0.02;
+/** A list shorter than this goes on with the products of every word but one (see typeahead). */
+const FILL_BELOW = 3;
 /**
  * Words that only join others ("paint for deck"): left out of the products' search when no
  * product has every word. Not "in", "x", "no", "plus": they carry sizes and meaning in products.
@@ -157,18 +159,29 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       // past MAX_DROP_WORDS words, too many to leave each out in turn: the words before the last
       else if (res.hits.length === 0 && !shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
     }
-    const top = res.hits[0]?.score ?? 1;
+    const lists: [LexicalResult, number][] = [[res, relaxed ? RELAXED_FALLBACK_FACTOR : PRODUCT_FALLBACK_FACTOR]];
+    // A list of one or two ("kitchen countertop": one title has both words) goes on with the
+    // products of every word but one, below them. Not while the last word has a letter or two:
+    // the next keystroke narrows it.
+    const productWords = productQuery.words;
+    const lastWord = productWords[productWords.length - 1] as QueryWord;
+    if (!relaxed && out.length + res.hits.length < FILL_BELOW && productWords.length > 1 && productWords.length <= MAX_DROP_WORDS && !(lastIsPrefix && lastWord.term.length < MIN_LONE_PREFIX)) {
+      lists.push([relaxedSearch(snapshot, productWords, lastIsPrefix, true, fetch, clock), RELAXED_FALLBACK_FACTOR]);
+    }
     const have = new Set(out.map((s) => s.id));
-    for (const h of res.hits) {
-      if (out.length >= limit) break;
-      const seg = snapshot.segments[h.segment] as Segment;
-      const id = seg.idAt(h.ord);
-      const title = decodeEntities(seg.title(h.ord)).trim();
-      if (have.has(id) || titles.includes(title.toLowerCase())) continue;
-      have.add(id);
-      titles.push(title.toLowerCase());
-      const score = (relaxed ? RELAXED_FALLBACK_FACTOR : PRODUCT_FALLBACK_FACTOR) * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
-      out.push({ id, type: 'product', title, score: round(score) });
+    for (const [list, factor] of lists) {
+      const top = list.hits[0]?.score ?? 1;
+      for (const h of list.hits) {
+        if (out.length >= limit) break;
+        const seg = snapshot.segments[h.segment] as Segment;
+        const id = seg.idAt(h.ord);
+        const title = decodeEntities(seg.title(h.ord)).trim();
+        if (have.has(id) || titles.includes(title.toLowerCase())) continue;
+        have.add(id);
+        titles.push(title.toLowerCase());
+        const score = factor * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
+        out.push({ id, type: 'product', title, score: round(score) });
+      }
     }
     clock?.lap('fallback');
   }

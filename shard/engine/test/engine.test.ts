@@ -98,12 +98,35 @@ describe('SuggestEngine', () => {
     ]);
     const products = (query: string) => e.typeahead({ query }).suggestions.filter((s) => s.type === 'product').map((s) => s.id);
     const r = e.typeahead({ query: 'doorknob push' });
-    expect(r.suggestions.map((s) => s.id)).toEqual(['k1']);
+    expect(r.suggestions[0]?.id).toBe('k1');
     expect(r.corrected_query).toBe('door knob push');
-    // typed as it should be, the same product
-    expect(products('door knob push')).toEqual(['k1']);
+    // typed as it should be, the same product first
+    expect(products('door knob push')[0]).toBe('k1');
     // a reading as typed that finds products keeps them ("push" has its own products)
-    expect(products('push broo')).toEqual(['p2']);
+    expect(products('push broo')[0]).toBe('p2');
+    expect(e.typeahead({ query: 'push broo' }).corrected_query).toBeNull();
+  });
+
+  it('goes on with the products of every word but one after a typeahead list of one or two', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'both', title: 'Tresanti Granite Countertop for the Kitchen', desc: '', manufacturer: 'Tresanti', raw: {} },
+      { id: 'c1', title: 'Butcher Block Countertop in Oak', desc: '', manufacturer: 'Hardwoods', raw: {} },
+      { id: 'c2', title: 'Laminate Countertop in Ash', desc: '', manufacturer: 'Hampton', raw: {} },
+      { id: 'c3', title: 'Quartz Countertop in White', desc: '', manufacturer: 'Hampton', raw: {} },
+      { id: 'k1', title: 'Kitchen Faucet in Chrome', desc: '', manufacturer: 'Delta', raw: {} },
+      { id: 'm1', title: 'Microwave Oven in White', desc: '', manufacturer: 'GE', raw: {} },
+    ]);
+    const products = (query: string) => e.typeahead({ query }).suggestions.filter((s) => s.type === 'product');
+    const found = products('kitchen countertop');
+    // the product with both words first, then those with one of them
+    expect(found[0]?.id).toBe('both');
+    expect(found.map((s) => s.id).slice(1).sort()).toEqual(['c1', 'c2', 'c3', 'k1']);
+    for (const s of found.slice(1)) expect(s.score).toBeLessThan(found[0]?.score as number);
+    // a list of three is left as it is ("in" alone finds the faucet and the microwave)
+    expect(products('countertop in ').map((s) => s.id).sort()).toEqual(['c1', 'c2', 'c3']);
+    // and so is one while the last word has a letter or two
+    expect(products('kitchen co').map((s) => s.id)).toEqual(['both']);
   });
 
   it('leaves out joining words, then the last word, when no product has every word in typeahead', () => {
