@@ -157,7 +157,7 @@ export function searchRoutes(deps: RouterDeps): Route[] {
       operationId: 'typeahead',
       summary: 'Prefix suggestions for search-as-you-type',
       description:
-        'Completions mined from the index (`query` phrases of titles, `brand`, `category`, `attribute` values) of the typed words, the last one a prefix, typo-tolerant, then `product` suggestions: the products with every word; when there are none, those with every word but one (words such as "for" or "with" left out first; a last word of one or two letters left out), scored below anything with every word.' +
+        'Completions mined from the index (`query` phrases of titles, `brand`, `category`, `attribute` values) of the typed words, the last one a prefix, typo-tolerant, then `product` suggestions: the products with every word (of the spelling\'s reading when a glued word is split, "doorknob" -> "door knob", and none has every word as typed); when there are none, or only one or two, those with every word but one (words such as "for" or "with" left out first; a last word of one or two letters left out), scored below anything with every word. A mixed number is one word, typed "1-1/2" or "1 1/2", and the same size as its decimal ("2-1/2" ~ "2.5"); numbers are matched as typed, without typo tolerance.' +
         ' Merchandising hide rules apply to its product suggestions; pins, boosts, buries and synonyms apply to autocomplete only.' +
         FRESHNESS +
         PROXY +
