@@ -3,8 +3,9 @@
 // edit (fuzzy.ts distance; a changed first letter costs more). Words the index does not know
 // get their nearest vocabulary terms (more leniently than document matching: one edit from 3
 // letters, two from 7, since only unknown words are touched), a split into two known words
-// ("samsunggalaxy"; a known word and a prefix for a last word being typed, "doorkn") or a join with the next word ("bath rom" -> "bathroom"); a word the index
-// knows only rarely may still yield to a far more frequent neighbour (a typo inside a title).
+// ("samsunggalaxy"; a known word and a prefix for a last word being typed, "doorkn") or a join
+// with the next word ("bath rom" -> "bathroom"); a word the index knows only rarely may still
+// yield to a far more frequent neighbour (a typo inside a title).
 // The last word of a query still being typed is corrected as a prefix. `candidates` returns the
 // best readings; `correct` returns the best one, or null when the query is fine as typed.
 import { singular } from '../../node/runtime/text/tokenize.js';

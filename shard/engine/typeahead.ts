@@ -69,8 +69,9 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
   // Spelling alternatives: when something is unknown or the tables ran short.
   let corrected: string[] | null = null;
-  // the best reading that splits or joins words ("doorknobs" -> "door knobs"): the product
-  // search's typo tolerance finds the other corrections itself, not these
+  // the best reading that splits a glued word ("doorknobs" -> "door knobs"): the product
+  // search's typo tolerance finds most other corrections itself, not this one (readings that
+  // join two words, tried the same way, lost as many judged cases as they won)
   let regrouped: string[] | null = null;
   const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snapshot.hasPrefix(w, 'suggestive') : snapshot.termWeight(w, 'suggestive') === 0));
   if (unknown || (cands.count < limit && corrector.mayChange(words, lastIsPrefix))) {
