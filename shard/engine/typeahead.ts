@@ -69,16 +69,16 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
   // Spelling alternatives: when something is unknown or the tables ran short.
   let corrected: string[] | null = null;
-  // the best reading that splits a glued word ("doorknobs" -> "door knobs"): the product
-  // search's typo tolerance finds most other corrections itself, not this one (readings that
-  // join two words, tried the same way, lost as many judged cases as they won)
+  // the best reading that splits a glued word or joins a split one ("doorknobs" -> "door knobs",
+  // "nu tone" -> "nutone"): the product search's typo tolerance finds most other corrections
+  // itself, not these
   let regrouped: string[] | null = null;
   const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snapshot.hasPrefix(w, 'suggestive') : snapshot.termWeight(w, 'suggestive') === 0));
   if (unknown || (cands.count < limit && corrector.mayChange(words, lastIsPrefix))) {
     const exactCount = cands.count;
     for (const alt of corrector.candidates(words, lastIsPrefix, 4)) {
       if (!alt.changed) continue;
-      if (regrouped === null && alt.words.length > words.length) regrouped = alt.words;
+      if (regrouped === null && alt.words.length !== words.length) regrouped = alt.words;
       const before = cands.count;
       gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), wanted, cands);
       if (corrected === null && exactCount === 0 && cands.count > before) corrected = alt.words;
