@@ -8,7 +8,7 @@
 // needs no tokenizing; `exportShared` hands the same memory to worker threads.
 import type { FileHandle } from 'node:fs/promises';
 import type { SuggestDocument } from '../../node/runtime/document.js';
-import { analyzeQuery, withMixedNumberPrefix } from '../../node/runtime/text/analyze-query.js';
+import { analyzeQuery, analyzeTyped, withMixedNumberPrefix } from '../../node/runtime/text/analyze-query.js';
 import { displayFields } from './doc-fields.js';
 import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
@@ -413,7 +413,7 @@ export class SuggestEngine {
       if (corrected) {
         // The corrected reading competes with the query as typed (whose own typo matching is
         // stricter): its documents count at a discount, each document keeps its better score.
-        const cq = analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' '));
+        const cq = analyzeTyped(corrected.join(' '), lastIsPrefix);
         const alt = lexicalSearch(snap, cq, options);
         const best = new Map<string, LexicalHit>();
         for (const h of result.hits) best.set(`${h.segment}:${h.ord}`, h);
@@ -427,7 +427,7 @@ export class SuggestEngine {
         result = { hits, total: Math.max(result.total, alt.total), words: result.words };
         clock?.lap('lexical_corrected');
       }
-      result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeQuery(text + (lastIsPrefix ? '' : ' ')), options), poolSize);
+      result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeTyped(text, lastIsPrefix), options), poolSize);
       if (rules.active) clock?.lap('synonyms');
     }
     const wantVectors = mode !== 'fts_only' || req.benchmark === true;

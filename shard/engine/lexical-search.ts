@@ -9,7 +9,7 @@
 // per segment, so cost follows the postings touched; a pass with one word required reads each
 // expansion's best postings first and stops once nothing left can make the answer (topOneWord).
 // Every shortcut gives the full scan's answer, to the last bit of every score.
-import type { AnalyzedQuery, QueryWord } from '../../node/runtime/text/analyze-query.js';
+import { queryWordKey, type AnalyzedQuery, type QueryWord } from '../../node/runtime/text/analyze-query.js';
 import { FIELD_COUNT } from './doc-fields.js';
 import { compileFilters, type DocPredicate, type FilterSpec } from './filters.js';
 import { maxEditsFor, typoCost } from './fuzzy.js';
@@ -360,7 +360,7 @@ function distinctWords(words: readonly QueryWord[], prefixLast: boolean): QueryW
   const seen = new Set<string>();
   const out: QueryWord[] = [];
   words.forEach((w, i) => {
-    const key = `${w.term}\u0000${w.alternatives.join('\u0000')}\u0000${w.parts.join('\u0000')}`;
+    const key = queryWordKey(w);
     if (prefixLast && i === words.length - 1) out.push(w);
     else if (!seen.has(key)) {
       seen.add(key);

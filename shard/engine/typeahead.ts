@@ -7,7 +7,7 @@
 // every word but the joining ones, or else every word but one). Scores are sums over
 // supporting documents times match factors, so results of several index parts merge by adding
 // the scores of equal ids.
-import { analyzeQuery, withMixedNumberPrefix, type QueryWord } from '../../node/runtime/text/analyze-query.js';
+import { analyzeQuery, analyzeTyped, queryWordKey, withMixedNumberPrefix, type AnalyzedQuery, type QueryWord } from '../../node/runtime/text/analyze-query.js';
 import { decodeEntities } from '../../node/runtime/text/normalize.js';
 import { singular } from '../../node/runtime/text/tokenize.js';
 import type { IndexSnapshot } from './index-snapshot.js';
@@ -125,15 +125,16 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
 
   if (out.length < limit) {
     // products with every word somewhere (typo-tolerant), below anything the tables matched
-    let productQuery = corrected ? analyzeQuery(corrected.join(' ') + (lastIsPrefix ? '' : ' ')) : q;
+    let productQuery = corrected ? analyzeTyped(corrected.join(' '), lastIsPrefix) : q;
     // more than `limit`: products sharing a title ("Krosswood Doors ..." in eleven sizes) are
     // shown once, and the list is filled from the next ones
     const fetch = limit * FALLBACK_FETCH;
-    let res = lexicalSearch(snapshot, productQuery, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
+    const everyWord = (query: AnalyzedQuery): LexicalResult => lexicalSearch(snapshot, query, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
+    let res = everyWord(productQuery);
     if (res.hits.length === 0 && out.length === 0 && corrected === null && regrouped !== null) {
-      // no product has every word as typed: the words split where they were glued
-      const split = analyzeQuery(regrouped.join(' ') + (lastIsPrefix ? '' : ' '));
-      const found = lexicalSearch(snapshot, split, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
+      // no product has every word as typed: the words split where they were glued (or joined)
+      const split = analyzeTyped(regrouped.join(' '), lastIsPrefix);
+      const found = everyWord(split);
       if (found.hits.length > 0) {
         res = found;
         productQuery = split;
@@ -143,17 +144,18 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     // Nothing found, and no product has every word: first without the words that only join
     // others ("knobs for cabinet" finds "Cabinet Knob"), then with every word but one, each left
     // out in turn ("lg top loader washer ste": no title says "loader"), rather than an empty list.
+    const productWords = productQuery.words;
+    // a last word of a letter or two being typed: its completions are too many to mean anything
+    // (see MIN_LONE_PREFIX), and cost most of a search with a word left out
+    const shortLast = lastIsPrefix && (productWords[productWords.length - 1] as QueryWord).term.length < MIN_LONE_PREFIX;
     let relaxed = false;
-    if (out.length === 0 && res.hits.length === 0 && productQuery.words.length > 1) {
+    if (out.length === 0 && res.hits.length === 0 && productWords.length > 1) {
       relaxed = true;
-      const all = productQuery.words;
-      const content = all.filter((w, i) => i === all.length - 1 || !JOINING_WORDS.has(w.term));
-      if (content.length < all.length) res = relaxedSearch(snapshot, content, lastIsPrefix, false, fetch, clock);
-      // A last word of a letter or two is left out: its completions are too many to mean anything
-      // (see MIN_LONE_PREFIX) and cost most of such a search. The words before it are searched as
-      // at the keystroke before (memoized): with every word, then every word but one.
+      const content = productWords.filter((w, i) => i === productWords.length - 1 || !JOINING_WORDS.has(w.term));
+      if (content.length < productWords.length) res = relaxedSearch(snapshot, content, lastIsPrefix, false, fetch, clock);
+      // A short last word is left out: the words before it are searched as at the keystroke
+      // before (memoized): with every word, then every word but one.
       const head = content.slice(0, -1);
-      const shortLast = lastIsPrefix && (content[content.length - 1] as QueryWord).term.length < MIN_LONE_PREFIX;
       if (res.hits.length === 0 && shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
       const words = shortLast ? head : content;
       if (res.hits.length === 0 && words.length > 1 && words.length <= MAX_DROP_WORDS) res = relaxedSearch(snapshot, words, lastIsPrefix && !shortLast, true, fetch, clock);
@@ -164,9 +166,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     // A list of one or two ("kitchen countertop": one title has both words) goes on with the
     // products of every word but one, below them. Not while the last word has a letter or two:
     // the next keystroke narrows it.
-    const productWords = productQuery.words;
-    const lastWord = productWords[productWords.length - 1] as QueryWord;
-    if (!relaxed && out.length + res.hits.length < FILL_BELOW && productWords.length > 1 && productWords.length <= MAX_DROP_WORDS && !(lastIsPrefix && lastWord.term.length < MIN_LONE_PREFIX)) {
+    if (!relaxed && out.length + res.hits.length < FILL_BELOW && productWords.length > 1 && productWords.length <= MAX_DROP_WORDS && !shortLast) {
       lists.push([relaxedSearch(snapshot, productWords, lastIsPrefix, true, fetch, clock), RELAXED_FALLBACK_FACTOR]);
     }
     const have = new Set(out.map((s) => s.id));
@@ -208,7 +208,7 @@ const relaxedMemo = new MemoPerOwner<IndexSnapshot, string, LexicalResult>(() =>
 function relaxedSearch(snapshot: IndexSnapshot, words: readonly QueryWord[], prefixLast: boolean, oneOut: boolean, limit: number, clock: StageClock | null): LexicalResult {
   const memo = relaxedMemo.of(snapshot);
   let key = `${oneOut ? 1 : 0}${prefixLast ? 1 : 0}${limit}`;
-  for (const w of words) key += `\u0000${w.term}\u0001${w.alternatives.join('\u0001')}\u0002${w.parts.join('\u0001')}`;
+  for (const w of words) key += `\u0000${queryWordKey(w)}`;
   let res = memo.get(key);
   if (res === undefined) {
     const query = { normalized: words.map((w) => w.term).join(' '), words: [...words], lastWordComplete: !prefixLast };

@@ -630,12 +630,12 @@ export class SearchHost implements QueryHandler {
     const limit = this.opts.loadWaitMs ?? Infinity;
     const waited = Number.isFinite(limit) ? withTimeout(loading, limit, () => new LoadWaitOver()) : loading;
     return waited.then(
-      (l) => mapAnswer(this.answer(l, ctx), (r) => withLoadWait(r, performance.now() - waiting)),
+      (l) => mapAnswer(this.answer(l, ctx), (r) => withWait(r, 'load_wait_ms', performance.now() - waiting)),
       (err: unknown) => {
         if (!(err instanceof LoadWaitOver)) throw err;
         this.unseenAnswers++;
         this.answersWhileLoading++;
-        return withLoadWait(withIndexing(this.answerEmpty(ctx), ctx.store.stats(ctx.ref).documentCount), performance.now() - waiting);
+        return withWait(withIndexing(this.answerEmpty(ctx), ctx.store.stats(ctx.ref).documentCount), 'load_wait_ms', performance.now() - waiting);
       },
     );
   }
@@ -722,10 +722,10 @@ export class SearchHost implements QueryHandler {
     const waiting = performance.now();
     return this.refresher.settle(loaded.engine).then((unseen) => {
       const waited = performance.now() - waiting;
-      if (unseen === 0) return mapAnswer(this.run(loaded, ctx), (r) => withFreshWait(r, waited));
+      if (unseen === 0) return mapAnswer(this.run(loaded, ctx), (r) => withWait(r, 'fresh_wait_ms', waited));
       this.unseenAnswers++;
       const result = loaded.engine.published(() => this.run(loaded, ctx));
-      return mapAnswer(result, (r) => withFreshWait(withIndexing(r, unseen), waited));
+      return mapAnswer(result, (r) => withWait(withIndexing(r, unseen), 'fresh_wait_ms', waited));
     });
   }
 
@@ -1319,17 +1319,13 @@ function onEventLoop(result: unknown): unknown {
   return result;
 }
 
-/** A profiled answer that waited for fresh writes to become searchable says how long. */
-function withFreshWait(result: unknown, waited: number): unknown {
+/**
+ * A profiled answer that waited says how long: for fresh writes to become searchable
+ * (`fresh_wait_ms`) or for its part's engine to load (`load_wait_ms`).
+ */
+function withWait(result: unknown, field: 'fresh_wait_ms' | 'load_wait_ms', waited: number): unknown {
   const p = (result as { profile?: EngineProfile } | null)?.profile;
-  if (p !== undefined) p.fresh_wait_ms = round3(waited);
-  return result;
-}
-
-/** A profiled answer that waited for its part's engine to load says how long. */
-function withLoadWait(result: unknown, waited: number): unknown {
-  const p = (result as { profile?: EngineProfile } | null)?.profile;
-  if (p !== undefined) p.load_wait_ms = round3(waited);
+  if (p !== undefined) p[field] = round3(waited);
   return result;
 }
 

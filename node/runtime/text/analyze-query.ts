@@ -45,6 +45,16 @@ export function analyzeQuery(text: string, maxWords = 16): AnalyzedQuery {
   };
 }
 
+/** Analyzes `text` with its last word still being typed (a prefix) or finished, whatever it ends with. */
+export function analyzeTyped(text: string, lastIsPrefix: boolean): AnalyzedQuery {
+  return analyzeQuery(lastIsPrefix ? text : `${text} `);
+}
+
+/** A query word's identity: its term, alternatives and parts (equal keys, the same word). */
+export function queryWordKey(w: QueryWord): string {
+  return `${w.term}\u0001${w.alternatives.join('\u0001')}\u0002${w.parts.join('\u0001')}`;
+}
+
 // A whole number and the start of a fraction at the end of a query: "1 1", "1-1", "1 1/".
 const SHORT_NUMBER = /^\p{Nd}{1,4}$/u;
 const MIXED_NUMBER_START = /(?:^|[^\p{L}\p{N}.,/-])(\p{Nd}{1,4})[- ](\p{Nd}{1,3})(\/?)$/u;

@@ -243,8 +243,9 @@ function emitWord(word: RunWord, pos: number, afterNumber: string | null, varian
   for (const seg of segs) {
     // a mixed number's whole number and fraction; not those of one glued to more ("1-1/2in"),
     // whose pieces are the mixed number and the rest
-    const mixed = MIXED.exec(seg);
-    if (mixed !== null && mixed[0].length === seg.length) {
+    const start = MIXED.exec(seg);
+    const mixed = start !== null && start[0].length === seg.length ? start : null;
+    if (mixed !== null) {
       add(mixed[1] as string, 'part');
       add(mixed[2] as string, 'part');
     }
@@ -327,10 +328,10 @@ const DECIMAL_EIGHTHS = /^(\p{Nd}{1,4})\.(5|25|75|125|375|625|875)$/u;
 /**
  * The other spelling of a size in halves, quarters or eighths: "2-1/2" -> "2.5", "1.375" ->
  * "1-3/8"; null for any other word (and for fractions below one, "1/2" is not written "0.5").
+ * `mixed`: the match of MIXED when it is the whole of `seg`.
  */
 function sameSize(seg: string, mixed: RegExpExecArray | null): string | null {
   if (mixed !== null) {
-    if (mixed[0].length !== seg.length) return null;
     const eighths = EIGHTHS.indexOf(mixed[2] as string);
     return eighths > 0 ? String(Number(mixed[1]) + eighths / 8) : null;
   }
