@@ -13,13 +13,15 @@
 // 3 (per-document f32 vectors `vec.f32` and the embedder's name in the segment metadata); 4 (the
 // layout of 3; its terms carry a number and its unit joined, "5 kg" -> "5kg", and its phrases
 // their displays: a snapshot of 3 lacks them, and is rebuilt from the documents); 5 (the layout
-// of 4; a mixed number is one term, "1-1/2" and "1 1/2" -> "1-1/2", where 4 has two).
+// of 4; a mixed number is one term, "1-1/2" and "1 1/2" -> "1-1/2", where 4 has two); 6 (the
+// layout of 5; invisible format characters are removed, "sam\u00adsung" -> "samsung", where 5
+// splits the word at them).
 import type { FileHandle } from 'node:fs/promises';
 import { Segment, type SegmentMeta } from './segment.js';
 import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
-export const ENGINE_FORMAT_VERSION = 5;
-export const OLDEST_READABLE_VERSION = 5;
+export const ENGINE_FORMAT_VERSION = 6;
+export const OLDEST_READABLE_VERSION = 6;
 const MAGIC = 0x4e454753; // "SGEN" read as little-endian u32
 
 interface SegmentEntry {

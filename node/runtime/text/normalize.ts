@@ -7,9 +7,19 @@
 // under NFKC ("Insignia™" -> "insigniatm").
 const DROPPED = /[\u2122\u00ae\u00a9\u2120]/g;
 
-// A few HTML entities that product feeds carry escaped ("Briggs &amp; Stratton").
-const ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>', nbsp: ' ', '#39': "'", '#34': '"', '#38': '&' };
-const ENTITY = /&(amp|quot|apos|lt|gt|nbsp|#39|#34|#38);/g;
+// A few HTML entities that product feeds carry escaped ("Briggs &amp; Stratton"); a soft hyphen
+// ("Sam&shy;sung") is only where a line may break, and leaves nothing.
+const ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>', nbsp: ' ', shy: '', '#39': "'", '#34': '"', '#38': '&', '#173': '' };
+const ENTITY = /&(amp|quot|apos|lt|gt|nbsp|shy|#39|#34|#38|#173);/g;
+
+// Invisible format characters, removed as Unicode's NFKC_Casefold removes them, so that a word
+// carrying one ("Sam\u00adsung" with a soft hyphen, "sam\u200bsung" pasted from a web page, the
+// word joiner, a byte-order mark, the joiners inside Persian and Indic words, bidirectional
+// marks, variation selectors) is the word typed without it. Applied to documents and queries
+// alike; visible spaces still separate words.
+// each listed code point is removed alone (none combines with what precedes it here)
+// eslint-disable-next-line no-misleading-character-class
+const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
 
 /** Decodes the HTML entities product feeds carry escaped, for text that is displayed. */
 export function decodeEntities(text: string): string {
@@ -38,7 +48,7 @@ const PUNCT: Record<string, string> = {
 };
 const TYPOGRAPHIC = /[\u2018\u2019\u201a\u201b\u2032\u00b4\u0060\u201c\u201d\u201e\u2033\u00ab\u00bb\u2010-\u2015\u2212\u2044\u2215]/g;
 
-const SPACES = /[\s\u200b-\u200d\u2060\ufeff]+/g;
+const SPACES = /\s+/g;
 
 // Pure ASCII input is by far the most common case; it needs only lower-casing and spacing.
 // eslint-disable-next-line no-control-regex
@@ -52,7 +62,7 @@ const NON_ASCII_OR_ENTITY = /[^\x00-\x7f]|&/;
 export function normalize(text: string): string {
   if (!NON_ASCII_OR_ENTITY.test(text)) return collapse(text.toLowerCase());
   let s = text.replace(ENTITY, (_, e: string) => ENTITIES[e] ?? '');
-  s = s.replace(DROPPED, ' ');
+  s = s.replace(INVISIBLE, '').replace(DROPPED, ' ');
   // NFKC first (full-width forms, ligatures, superscripts), then lower case, then strip the
   // diacritics exposed by NFD and recompose what is left (Hangul, Indic).
   s = s.normalize('NFKC').toLowerCase();

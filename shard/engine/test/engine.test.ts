@@ -88,6 +88,23 @@ describe('SuggestEngine', () => {
     expect(phrases.filter((t) => /^1[- ]1\/2 in\.? pvc$/.test(t))).toHaveLength(1);
   });
 
+  it('finds a word written with an invisible soft hyphen or zero-width space, typed without it', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'shy', title: 'Sam\u00adsung Galaxy Buds', desc: '', manufacturer: 'Sam&shy;sung', raw: {} },
+      { id: 'zwsp', title: 'Dew\u200balt Cordless Drill', desc: '', manufacturer: 'DeWalt', raw: {} },
+      { id: 'other', title: 'Sam Sung Rice Bowl', desc: '', manufacturer: 'Acme', raw: {} },
+    ]);
+    const ids = (r: { suggestions: { id: string; type: string }[] }) => r.suggestions.filter((s) => s.type === 'product').map((s) => s.id);
+    expect(ids(e.autocomplete({ query: 'samsung galaxy' }))[0]).toBe('shy');
+    expect(ids(e.typeahead({ query: 'samsung gal' }))).toEqual(['shy']);
+    expect(ids(e.autocomplete({ query: 'dewalt drill' }))[0]).toBe('zwsp');
+    // a query pasted with the invisible character reads as the word too
+    expect(e.typeahead({ query: 'sam\u200bsung ga' }).normalized_query).toBe('samsung ga');
+    // and the two-word "sam sung" is not the brand
+    expect(ids(e.autocomplete({ query: 'sam sung rice' }))[0]).toBe('other');
+  });
+
   it('lists the products of glued words split in typeahead when none has every word as typed', () => {
     const e = new SuggestEngine();
     e.upsert([

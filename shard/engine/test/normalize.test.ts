@@ -27,7 +27,20 @@ describe('normalize', () => {
     expect(normalize('한국어')).toBe('한국어');
   });
 
+  it('removes invisible format characters instead of splitting the word they sit in', () => {
+    expect(normalize('Sam\u00adsung TV')).toBe('samsung tv'); // soft hyphen
+    expect(normalize('Sam&shy;sung and Sam&#173;sung')).toBe('samsung and samsung');
+    expect(normalize('sam\u200bsung')).toBe('samsung'); // zero-width space pasted from a page
+    expect(normalize('sam\u2060sung \ufeffgalaxy')).toBe('samsung galaxy'); // word joiner, byte-order mark
+    expect(normalize('\u202bمرحبا\u202c')).toBe('مرحبا'); // bidirectional embedding
+    expect(normalize('می\u200cخواهم')).toBe('میخواهم'); // the non-joiner inside a Persian word
+    expect(normalize('क्\u200dष')).toBe('क्ष');
+    expect(normalize('\u200b\u200d')).toBe('');
+    // what is left of visible spacing is unchanged
+    expect(normalize('sam\u00a0sung\u2003tv')).toBe('sam sung tv');
+  });
+
   it('is idempotent', () => {
-    for (const s of ['Crème', 'ＡＢＣ', 'Straße', '55" TV', 'at&t', '東京']) expect(normalize(normalize(s))).toBe(normalize(s));
+    for (const s of ['Crème', 'ＡＢＣ', 'Straße', '55" TV', 'at&t', '東京', 'a\u200b b', 'sam\u00adsung']) expect(normalize(normalize(s))).toBe(normalize(s));
   });
 });
