@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from './runtime/config.js';
+import { loadConfig, type Config } from './runtime/config.js';
 import { log, setLogLevel } from './runtime/log.js';
 import { NodeId } from './runtime/ids.js';
 import type { ShardDirectory } from './runtime/shard-api.js';
@@ -30,10 +30,20 @@ import { GrpcClientPool } from './runtime/grpc-client-pool.js';
 import { createRouterApp } from '../router/router-app.js';
 import { bootstrap } from './bootstrap.js';
 
-const config = loadConfig();
+const config = configOrExit();
 setLogLevel(config.logLevel);
 mkdirSync(config.dataDir, { recursive: true });
 const clustered = config.etcd.length > 0;
+
+/** The settings, or a one-line message naming what is wrong and exit status 2 (no stack trace to read through). */
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    process.stderr.write(`configuration error: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+}
 
 /** A node keeps its identity across restarts: placement is sticky to node ids. */
 function nodeIdFor(dataDir: string): NodeId {
@@ -102,8 +112,8 @@ async function main(): Promise<void> {
     });
     // segment builds, merges and first loads run here, off the event loop (closed after the node);
     // SUGGEST_SEGMENT_THREADS=0 builds everything on the event loop instead
-    const segmentThreads = Number(process.env.SUGGEST_SEGMENT_THREADS ?? 2);
-    const segmentPool = Number.isInteger(segmentThreads) && segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads, graphDir: path.join(config.dataDir, 'engine', 'graph-builds'), log: logger }) : null;
+    const segmentThreads = config.segmentThreads;
+    const segmentPool = segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads, graphDir: path.join(config.dataDir, 'engine', 'graph-builds'), log: logger }) : null;
     if (segmentPool) closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
     // autocomplete is answered here, beside the event loop, over the same segment memory
@@ -113,21 +123,19 @@ async function main(): Promise<void> {
     // behind autocomplete (p99 beside saturating hybrid 6.4 ms against 27.8 on the event loop:
     // BENCHMARKS.md): by default one thread per core besides the event loop's, at least 2. The
     // memo budget is shared out evenly between the event loop (typeahead, predict) and the threads.
-    const queryThreads = Number(process.env.SUGGEST_QUERY_THREADS ?? Math.max(2, availableParallelism() - 1));
+    const queryThreads = config.queryThreads ?? Math.max(2, availableParallelism() - 1);
     const memoBudgetBytes = config.memoBudgetMb * 1024 * 1024;
     const threadMemoBytes = Math.floor(memoBudgetBytes / (queryThreads + 1));
     const queryPool =
-      Number.isInteger(queryThreads) && queryThreads > 0
+      queryThreads > 0
         ? new QueryPool({ threads: queryThreads, graphDir: path.join(config.dataDir, 'engine', 'query-graphs'), memoBudgetBytes: threadMemoBytes, log: logger })
         : null;
     if (queryPool) closers.unshift(() => queryPool.close());
     // SUGGEST_GRAPH_THREAD=0: ANN graphs are built in slices on the event loop, not on the segment pool's graph thread
     // SUGGEST_FRESH_WAIT_MS: how long a query waits for documents written before it that are still
-    // being indexed (a bulk load) before it is answered from those already searchable
-    const freshWaitMs = Number(process.env.SUGGEST_FRESH_WAIT_MS ?? 250);
+    // being indexed (a bulk load) before it is answered from those already searchable (default 250)
     // SUGGEST_LOAD_WAIT_MS: how long a query waits for its index part's engine to load (read back,
     // or built from the stored documents) before it is answered from no documents (default 2000)
-    const loadWaitMs = Number(process.env.SUGGEST_LOAD_WAIT_MS ?? 2_000);
     const search = new SearchHost({
       dataDir: config.dataDir,
       log: logger,
@@ -137,14 +145,14 @@ async function main(): Promise<void> {
       // the hand-offs cost more than the event loop saves (cached keystrokes 0.51x bare uWS, p99
       // 8.0 ms, against 0.72x, 4.8 ms on the event loop: BENCHMARKS.md); for machines whose event
       // loop, not their cores, is what typeahead waits for.
-      typeaheadOnThreads: process.env.SUGGEST_TYPEAHEAD_THREADS === '1',
-      graphsOnPool: process.env.SUGGEST_GRAPH_THREAD !== '0',
+      typeaheadOnThreads: config.typeaheadOnThreads,
+      graphsOnPool: config.graphsOnPool,
       engineIdleMs: config.engineIdleSeconds * 1000,
       // SUGGEST_WARM_AFTER_WRITES_MS: a new large index filled through the document routes is
       // loaded once its writes pause this long (default 3000; 0: at its first query)
-      warmAfterWritesMs: Number(process.env.SUGGEST_WARM_AFTER_WRITES_MS ?? 3_000) || 0,
-      ...(Number.isFinite(loadWaitMs) && loadWaitMs >= 0 ? { loadWaitMs } : {}),
-      refresh: { intervalMs: config.refreshIntervalMs, ...(Number.isFinite(freshWaitMs) && freshWaitMs >= 0 ? { freshWaitMs } : {}) },
+      warmAfterWritesMs: config.warmAfterWritesMs,
+      loadWaitMs: config.loadWaitMs,
+      refresh: { intervalMs: config.refreshIntervalMs, freshWaitMs: config.freshWaitMs },
     });
     registerIndexingMetrics(search);
     // the engines in memory at the last stop, read back once the node has its placement
@@ -152,7 +160,7 @@ async function main(): Promise<void> {
     const lastRun = search.lastRunParts();
     let restoring = 0;
     metrics.sampled('gauge', [['suggest_engines_restoring', 'Index parts whose engines, in memory at the last stop, are still to be read back after this start (SUGGEST_RESTORE_ENGINES).', () => restoring]]);
-    if (process.env.SUGGEST_RESTORE_ENGINES !== '0' && lastRun.length > 0) {
+    if (config.restoreEngines && lastRun.length > 0) {
       const node = shardNode;
       restoring = lastRun.length;
       restoreLastRun = () =>

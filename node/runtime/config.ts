@@ -112,7 +112,25 @@ export interface Config {
    */
   proxyAllowPrivate: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** threads for segment builds, merges and first loads (SUGGEST_SEGMENT_THREADS; 0: on the event loop) */
+  segmentThreads: number;
+  /** threads answering autocomplete (SUGGEST_QUERY_THREADS; 0: on the event loop; null: one per core besides the event loop's, at least 2) */
+  queryThreads: number | null;
+  /** typeahead on the query threads too (SUGGEST_TYPEAHEAD_THREADS) */
+  typeaheadOnThreads: boolean;
+  /** ANN graphs built on the segment pool's graph thread (SUGGEST_GRAPH_THREAD; 0: in slices on the event loop) */
+  graphsOnPool: boolean;
+  /** how long a query waits for documents written before it that are still being indexed, ms (SUGGEST_FRESH_WAIT_MS) */
+  freshWaitMs: number;
+  /** how long a query waits for its index part's engine to load before it is answered without it, ms (SUGGEST_LOAD_WAIT_MS) */
+  loadWaitMs: number;
+  /** a new large index filled through the document routes is loaded once its writes pause this long, ms (SUGGEST_WARM_AFTER_WRITES_MS; 0: at its first query) */
+  warmAfterWritesMs: number;
+  /** engines in memory at the last stop are read back after a start (SUGGEST_RESTORE_ENGINES) */
+  restoreEngines: boolean;
 }
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 const MB = 1024 * 1024;
 export const DEFAULT_EVENTS_PER_SECOND = 200;
@@ -157,6 +175,13 @@ function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
   if (!Number.isFinite(n)) throw new Error(`${name}: expected a number, got '${v}'`);
+  return n;
+}
+
+/** A whole number of at least 0 in environment variable `name` (a count, a duration), `fallback` when unset or empty. */
+function whole(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const n = num(env, name, fallback);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name}: expected a whole number of at least 0, got '${env[name]}'`);
   return n;
 }
 
@@ -215,11 +240,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     proxyTimeoutMs: 2_000,
     proxyAllowPrivate: false,
     logLevel: 'info',
+    segmentThreads: 2,
+    queryThreads: null,
+    typeaheadOnThreads: false,
+    graphsOnPool: true,
+    freshWaitMs: 250,
+    loadWaitMs: 2_000,
+    warmAfterWritesMs: 3_000,
+    restoreEngines: true,
     ...file,
   };
   const roles = (env.SUGGEST_ROLES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const r of roles) if (r !== 'router' && r !== 'shard' && r !== 'coordinator') throw new Error(`unknown role '${r}' in SUGGEST_ROLES`);
   // read by the search engine itself (shard/engine/vector-index.ts); checked here so a typo stops the start
+  const logLevel = env.SUGGEST_LOG_LEVEL;
+  if (logLevel !== undefined && logLevel !== '' && !(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`SUGGEST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
   const backend = env.SUGGEST_VECTOR_BACKEND;
   if (backend !== undefined && backend !== 'hnswlib' && backend !== 'usearch') throw new Error(`SUGGEST_VECTOR_BACKEND must be 'hnswlib' or 'usearch', got '${backend}'`);
   const config: Config = {
@@ -245,7 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
     metricsPort: env.SUGGEST_METRICS_PORT === undefined || env.SUGGEST_METRICS_PORT === '' ? base.metricsPort : port(env, 'SUGGEST_METRICS_PORT'),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
-    logLevel: (env.SUGGEST_LOG_LEVEL as Config['logLevel'] | undefined) ?? base.logLevel,
+    logLevel: (logLevel || base.logLevel) as Config['logLevel'],
     backgroundJobThreshold: num(env, 'SUGGEST_BACKGROUND_JOB_THRESHOLD', base.backgroundJobThreshold),
     jobBatchSize: num(env, 'SUGGEST_JOB_BATCH_SIZE', base.jobBatchSize),
     jobBatchDelayMs: num(env, 'SUGGEST_JOB_BATCH_DELAY_MS', base.jobBatchDelayMs),
@@ -257,6 +292,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventsBurst: num(env, 'SUGGEST_EVENTS_BURST', base.eventsBurst),
     proxyTimeoutMs: num(env, 'SUGGEST_PROXY_TIMEOUT_MS', base.proxyTimeoutMs),
     proxyAllowPrivate: flag(env, 'SUGGEST_PROXY_ALLOW_PRIVATE', base.proxyAllowPrivate),
+    segmentThreads: whole(env, 'SUGGEST_SEGMENT_THREADS', base.segmentThreads),
+    queryThreads: env.SUGGEST_QUERY_THREADS === undefined || env.SUGGEST_QUERY_THREADS === '' ? base.queryThreads : whole(env, 'SUGGEST_QUERY_THREADS', 0),
+    typeaheadOnThreads: flag(env, 'SUGGEST_TYPEAHEAD_THREADS', base.typeaheadOnThreads),
+    graphsOnPool: flag(env, 'SUGGEST_GRAPH_THREAD', base.graphsOnPool),
+    freshWaitMs: whole(env, 'SUGGEST_FRESH_WAIT_MS', base.freshWaitMs),
+    loadWaitMs: whole(env, 'SUGGEST_LOAD_WAIT_MS', base.loadWaitMs),
+    warmAfterWritesMs: whole(env, 'SUGGEST_WARM_AFTER_WRITES_MS', base.warmAfterWritesMs),
+    restoreEngines: flag(env, 'SUGGEST_RESTORE_ENGINES', base.restoreEngines),
   };
   // placement settings: a bad value would stall moves or fail over on every hiccup
   const atLeastOne: [keyof Config, string][] = [

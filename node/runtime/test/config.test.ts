@@ -93,3 +93,41 @@ describe('operations port of a process without the router role', () => {
     for (const bad of ['-1', '65536', '80.5', 'http']) expect(() => loadConfig({ SUGGEST_METRICS_PORT: bad }), bad).toThrow(/SUGGEST_METRICS_PORT/);
   });
 });
+
+describe('threads and query waits', () => {
+  it('default to 2 segment threads, query threads by core count, waits of 250 ms and 2 s, and a warm-up after 3 s without writes', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ segmentThreads: 2, queryThreads: null, typeaheadOnThreads: false, graphsOnPool: true, freshWaitMs: 250, loadWaitMs: 2_000, warmAfterWritesMs: 3_000, restoreEngines: true });
+  });
+
+  it('read their variables, 0 included', () => {
+    const c = loadConfig({
+      SUGGEST_SEGMENT_THREADS: '0',
+      SUGGEST_QUERY_THREADS: '0',
+      SUGGEST_TYPEAHEAD_THREADS: '1',
+      SUGGEST_GRAPH_THREAD: '0',
+      SUGGEST_FRESH_WAIT_MS: '0',
+      SUGGEST_LOAD_WAIT_MS: '600000',
+      SUGGEST_WARM_AFTER_WRITES_MS: '0',
+      SUGGEST_RESTORE_ENGINES: 'false',
+    });
+    expect(c).toMatchObject({ segmentThreads: 0, queryThreads: 0, typeaheadOnThreads: true, graphsOnPool: false, freshWaitMs: 0, loadWaitMs: 600_000, warmAfterWritesMs: 0, restoreEngines: false });
+    expect(loadConfig({ SUGGEST_QUERY_THREADS: '3' }).queryThreads).toBe(3);
+  });
+
+  it('stop the start on a word, a negative or a fraction, naming the variable, instead of falling back quietly', () => {
+    expect(() => loadConfig({ SUGGEST_LOAD_WAIT_MS: '2s' })).toThrow(/SUGGEST_LOAD_WAIT_MS: expected a number, got '2s'/);
+    expect(() => loadConfig({ SUGGEST_FRESH_WAIT_MS: '-1' })).toThrow(/SUGGEST_FRESH_WAIT_MS: expected a whole number of at least 0, got '-1'/);
+    expect(() => loadConfig({ SUGGEST_QUERY_THREADS: '1.5' })).toThrow(/SUGGEST_QUERY_THREADS/);
+    expect(() => loadConfig({ SUGGEST_SEGMENT_THREADS: 'two' })).toThrow(/SUGGEST_SEGMENT_THREADS/);
+    expect(() => loadConfig({ SUGGEST_WARM_AFTER_WRITES_MS: '-3000' })).toThrow(/SUGGEST_WARM_AFTER_WRITES_MS/);
+    expect(() => loadConfig({ SUGGEST_TYPEAHEAD_THREADS: 'yes' })).toThrow(/SUGGEST_TYPEAHEAD_THREADS must be 1 or 0, got 'yes'/);
+    expect(() => loadConfig({ SUGGEST_RESTORE_ENGINES: 'no' })).toThrow(/SUGGEST_RESTORE_ENGINES/);
+    expect(() => loadConfig({ SUGGEST_GRAPH_THREAD: 'off' })).toThrow(/SUGGEST_GRAPH_THREAD/);
+  });
+
+  it('a log level other than debug, info, warn or error stops the start', () => {
+    expect(loadConfig({ SUGGEST_LOG_LEVEL: 'warn' }).logLevel).toBe('warn');
+    expect(() => loadConfig({ SUGGEST_LOG_LEVEL: 'verbose' })).toThrow(/SUGGEST_LOG_LEVEL must be one of debug, info, warn, error, got 'verbose'/);
+  });
+});
