@@ -71,7 +71,11 @@ export class IndexSnapshot {
   private readonly pairCache = new ClearingMemo<string, number>({ maxEntries: MAX_CACHED_TERMS, entryBytes: 96 });
   private readonly norms = new Map<Segment, Float32Array>();
 
-  constructor(readonly segments: readonly Segment[]) {
+  readonly segments: readonly Segment[];
+
+  constructor(segments: readonly Segment[]) {
+    // the engine's own list changes in place as segments are added and merged: a snapshot keeps its moment's
+    this.segments = segments.slice();
     let docs = 0;
     let live = 0;
     const sums = new Array<number>(FIELD_COUNT).fill(0);
