@@ -178,13 +178,6 @@ function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
-/** A whole number of at least 0 in environment variable `name` (a count, a duration), `fallback` when unset or empty. */
-function whole(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const n = num(env, name, fallback);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name}: expected a whole number of at least 0, got '${env[name]}'`);
-  return n;
-}
-
 function port(env: NodeJS.ProcessEnv, name: string): number {
   const n = num(env, name, 0);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name}: expected a port (0 to 65535), got '${env[name]}'`);
@@ -254,7 +247,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const r of roles) if (r !== 'router' && r !== 'shard' && r !== 'coordinator') throw new Error(`unknown role '${r}' in SUGGEST_ROLES`);
   // read by the search engine itself (shard/engine/vector-index.ts); checked here so a typo stops the start
   const logLevel = env.SUGGEST_LOG_LEVEL;
-  if (logLevel !== undefined && logLevel !== '' && !(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`SUGGEST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
   const backend = env.SUGGEST_VECTOR_BACKEND;
   if (backend !== undefined && backend !== 'hnswlib' && backend !== 'usearch') throw new Error(`SUGGEST_VECTOR_BACKEND must be 'hnswlib' or 'usearch', got '${backend}'`);
   const config: Config = {
@@ -263,7 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minShardNodes: num(env, 'SUGGEST_MIN_SHARD_NODES', base.minShardNodes),
     host: env.SUGGEST_HOST ?? base.host,
     port: num(env, 'SUGGEST_PORT', base.port),
-    reusePort: env.SUGGEST_REUSE_PORT !== undefined ? env.SUGGEST_REUSE_PORT === '1' : base.reusePort,
+    reusePort: flag(env, 'SUGGEST_REUSE_PORT', base.reusePort),
     dataDir: path.resolve(env.SUGGEST_DATA_DIR ?? base.dataDir),
     adminKey: env.SUGGEST_ADMIN_KEY || base.adminKey,
     etcd: etcd.length > 0 ? etcd : base.etcd,
@@ -292,26 +284,65 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventsBurst: num(env, 'SUGGEST_EVENTS_BURST', base.eventsBurst),
     proxyTimeoutMs: num(env, 'SUGGEST_PROXY_TIMEOUT_MS', base.proxyTimeoutMs),
     proxyAllowPrivate: flag(env, 'SUGGEST_PROXY_ALLOW_PRIVATE', base.proxyAllowPrivate),
-    segmentThreads: whole(env, 'SUGGEST_SEGMENT_THREADS', base.segmentThreads),
-    queryThreads: env.SUGGEST_QUERY_THREADS === undefined || env.SUGGEST_QUERY_THREADS === '' ? base.queryThreads : whole(env, 'SUGGEST_QUERY_THREADS', 0),
+    segmentThreads: num(env, 'SUGGEST_SEGMENT_THREADS', base.segmentThreads),
+    queryThreads: env.SUGGEST_QUERY_THREADS === undefined || env.SUGGEST_QUERY_THREADS === '' ? base.queryThreads : num(env, 'SUGGEST_QUERY_THREADS', 0),
     typeaheadOnThreads: flag(env, 'SUGGEST_TYPEAHEAD_THREADS', base.typeaheadOnThreads),
     graphsOnPool: flag(env, 'SUGGEST_GRAPH_THREAD', base.graphsOnPool),
-    freshWaitMs: whole(env, 'SUGGEST_FRESH_WAIT_MS', base.freshWaitMs),
-    loadWaitMs: whole(env, 'SUGGEST_LOAD_WAIT_MS', base.loadWaitMs),
-    warmAfterWritesMs: whole(env, 'SUGGEST_WARM_AFTER_WRITES_MS', base.warmAfterWritesMs),
+    freshWaitMs: num(env, 'SUGGEST_FRESH_WAIT_MS', base.freshWaitMs),
+    loadWaitMs: num(env, 'SUGGEST_LOAD_WAIT_MS', base.loadWaitMs),
+    warmAfterWritesMs: num(env, 'SUGGEST_WARM_AFTER_WRITES_MS', base.warmAfterWritesMs),
     restoreEngines: flag(env, 'SUGGEST_RESTORE_ENGINES', base.restoreEngines),
   };
-  // placement settings: a bad value would stall moves or fail over on every hiccup
+  // Every value is checked as the process will use it, from the environment or SUGGEST_CONFIG's
+  // file alike: a bad one stops the start rather than running on a default nobody chose.
+  // Placement settings: a bad value would stall moves or fail over on every hiccup.
   const atLeastOne: [keyof Config, string][] = [
     ['replicationFactor', 'SUGGEST_REPLICATION_FACTOR'],
     ['maxConcurrentMoves', 'SUGGEST_MAX_CONCURRENT_MOVES'],
     ['memberTtlSeconds', 'SUGGEST_MEMBER_TTL_SECONDS'],
     ['memoBudgetMb', 'SUGGEST_MEMO_BUDGET_MB'],
+    ['partitions', 'SUGGEST_PARTITIONS'],
+    ['minShardNodes', 'SUGGEST_MIN_SHARD_NODES'],
+    ['jobBatchSize', 'SUGGEST_JOB_BATCH_SIZE'],
+    ['jobLeaseTtlSeconds', 'SUGGEST_JOB_LEASE_TTL_SECONDS'],
+    ['jobStuckAfterMs', 'SUGGEST_JOB_STUCK_AFTER_MS'],
+    ['sseHeartbeatMs', 'SUGGEST_SSE_HEARTBEAT_MS'],
+    ['eventsBurst', 'SUGGEST_EVENTS_BURST'],
   ];
   for (const [field, name] of atLeastOne) {
     const v = config[field];
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number of at least 1, got '${String(v)}'`);
   }
+  // counts and waits where 0 means none (no thread, no wait)
+  const wholeOrZero: [keyof Config, string][] = [
+    ['segmentThreads', 'SUGGEST_SEGMENT_THREADS'],
+    ['freshWaitMs', 'SUGGEST_FRESH_WAIT_MS'],
+    ['loadWaitMs', 'SUGGEST_LOAD_WAIT_MS'],
+    ['warmAfterWritesMs', 'SUGGEST_WARM_AFTER_WRITES_MS'],
+    ['jobBatchDelayMs', 'SUGGEST_JOB_BATCH_DELAY_MS'],
+    ['backgroundJobThreshold', 'SUGGEST_BACKGROUND_JOB_THRESHOLD'],
+    ...(config.queryThreads === null ? [] : ([['queryThreads', 'SUGGEST_QUERY_THREADS']] as [keyof Config, string][])),
+  ];
+  for (const [field, name] of wholeOrZero) {
+    const v = config[field];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number of at least 0, got '${String(v)}'`);
+  }
+  for (const [field, name] of [['port', 'SUGGEST_PORT'], ['grpcPort', 'SUGGEST_GRPC_PORT']] as [keyof Config, string][]) {
+    const v = config[field];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 65535) throw new Error(`${name} must be a port (0 to 65535), got '${String(v)}'`);
+  }
+  if (!(config.eventsPerSecond > 0) || !Number.isFinite(config.eventsPerSecond)) throw new Error(`SUGGEST_EVENTS_PER_SECOND must be a number above 0, got '${String(config.eventsPerSecond)}'`);
+  if (!(LOG_LEVELS as readonly string[]).includes(config.logLevel)) throw new Error(`SUGGEST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${String(config.logLevel)}'`);
+  const flags: [keyof Config, string][] = [
+    ['reusePort', 'SUGGEST_REUSE_PORT'],
+    ['replicaReads', 'SUGGEST_REPLICA_READS'],
+    ['queryStreams', 'SUGGEST_QUERY_STREAMS'],
+    ['proxyAllowPrivate', 'SUGGEST_PROXY_ALLOW_PRIVATE'],
+    ['typeaheadOnThreads', 'SUGGEST_TYPEAHEAD_THREADS'],
+    ['graphsOnPool', 'SUGGEST_GRAPH_THREAD'],
+    ['restoreEngines', 'SUGGEST_RESTORE_ENGINES'],
+  ];
+  for (const [field, name] of flags) if (typeof config[field] !== 'boolean') throw new Error(`${name} must be true or false, got '${String(config[field])}'`);
   const zeroOrMore: [keyof Config, string][] = [
     ['responseCacheMb', 'SUGGEST_RESPONSE_CACHE_MB'],
     ['engineIdleSeconds', 'SUGGEST_ENGINE_IDLE_SECONDS'],

@@ -13,7 +13,7 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 describe('a start with a malformed setting', () => {
   it.each([
     ['SUGGEST_LOAD_WAIT_MS', '2s', /^configuration error: SUGGEST_LOAD_WAIT_MS: expected a number, got '2s'$/],
-    ['SUGGEST_QUERY_THREADS', '-1', /^configuration error: SUGGEST_QUERY_THREADS: expected a whole number of at least 0, got '-1'$/],
+    ['SUGGEST_QUERY_THREADS', '-1', /^configuration error: SUGGEST_QUERY_THREADS must be a whole number of at least 0, got '-1'$/],
     ['SUGGEST_TYPEAHEAD_THREADS', 'yes', /^configuration error: SUGGEST_TYPEAHEAD_THREADS must be 1 or 0, got 'yes'$/],
     ['SUGGEST_LOG_LEVEL', 'loud', /^configuration error: SUGGEST_LOG_LEVEL must be one of debug, info, warn, error, got 'loud'$/],
   ])('%s=%s exits with status 2 and says what is wrong', (name, value, message) => {

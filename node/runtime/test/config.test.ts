@@ -1,6 +1,9 @@
 // Placement settings from the environment: defaults, overrides, and refusal of values that would
 // stall moves (0 concurrent moves), keep no copy (replication factor 0) or fail nodes over on
 // every hiccup (a zero or fractional lease TTL).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 
@@ -117,13 +120,40 @@ describe('threads and query waits', () => {
 
   it('stop the start on a word, a negative or a fraction, naming the variable, instead of falling back quietly', () => {
     expect(() => loadConfig({ SUGGEST_LOAD_WAIT_MS: '2s' })).toThrow(/SUGGEST_LOAD_WAIT_MS: expected a number, got '2s'/);
-    expect(() => loadConfig({ SUGGEST_FRESH_WAIT_MS: '-1' })).toThrow(/SUGGEST_FRESH_WAIT_MS: expected a whole number of at least 0, got '-1'/);
+    expect(() => loadConfig({ SUGGEST_FRESH_WAIT_MS: '-1' })).toThrow(/SUGGEST_FRESH_WAIT_MS must be a whole number of at least 0, got '-1'/);
     expect(() => loadConfig({ SUGGEST_QUERY_THREADS: '1.5' })).toThrow(/SUGGEST_QUERY_THREADS/);
     expect(() => loadConfig({ SUGGEST_SEGMENT_THREADS: 'two' })).toThrow(/SUGGEST_SEGMENT_THREADS/);
     expect(() => loadConfig({ SUGGEST_WARM_AFTER_WRITES_MS: '-3000' })).toThrow(/SUGGEST_WARM_AFTER_WRITES_MS/);
     expect(() => loadConfig({ SUGGEST_TYPEAHEAD_THREADS: 'yes' })).toThrow(/SUGGEST_TYPEAHEAD_THREADS must be 1 or 0, got 'yes'/);
     expect(() => loadConfig({ SUGGEST_RESTORE_ENGINES: 'no' })).toThrow(/SUGGEST_RESTORE_ENGINES/);
     expect(() => loadConfig({ SUGGEST_GRAPH_THREAD: 'off' })).toThrow(/SUGGEST_GRAPH_THREAD/);
+  });
+
+  it('are checked when they come from the SUGGEST_CONFIG file too', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'suggest-config-'));
+    try {
+      const file = (settings: object): string => {
+        const f = path.join(dir, `${Math.random().toString(36).slice(2)}.json`);
+        writeFileSync(f, JSON.stringify(settings));
+        return f;
+      };
+      expect(loadConfig({ SUGGEST_CONFIG: file({ loadWaitMs: 500, restoreEngines: false }) })).toMatchObject({ loadWaitMs: 500, restoreEngines: false });
+      expect(() => loadConfig({ SUGGEST_CONFIG: file({ loadWaitMs: -5 }) })).toThrow(/SUGGEST_LOAD_WAIT_MS must be a whole number of at least 0, got '-5'/);
+      expect(() => loadConfig({ SUGGEST_CONFIG: file({ restoreEngines: 'no' }) })).toThrow(/SUGGEST_RESTORE_ENGINES must be true or false, got 'no'/);
+      expect(() => loadConfig({ SUGGEST_CONFIG: file({ logLevel: 'loud' }) })).toThrow(/SUGGEST_LOG_LEVEL must be one of/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ports, partitions, job and event settings out of their range stop the start', () => {
+    expect(() => loadConfig({ SUGGEST_PORT: '70000' })).toThrow(/SUGGEST_PORT must be a port \(0 to 65535\), got '70000'/);
+    expect(() => loadConfig({ SUGGEST_GRPC_PORT: '-1' })).toThrow(/SUGGEST_GRPC_PORT must be a port/);
+    expect(() => loadConfig({ SUGGEST_PARTITIONS: '0' })).toThrow(/SUGGEST_PARTITIONS must be a whole number of at least 1, got '0'/);
+    expect(() => loadConfig({ SUGGEST_JOB_BATCH_SIZE: '2.5' })).toThrow(/SUGGEST_JOB_BATCH_SIZE/);
+    expect(() => loadConfig({ SUGGEST_EVENTS_PER_SECOND: '0' })).toThrow(/SUGGEST_EVENTS_PER_SECOND must be a number above 0, got '0'/);
+    expect(() => loadConfig({ SUGGEST_REUSE_PORT: 'yes' })).toThrow(/SUGGEST_REUSE_PORT must be 1 or 0, got 'yes'/);
+    expect(loadConfig({ SUGGEST_EVENTS_PER_SECOND: '0.5', SUGGEST_PORT: '0', SUGGEST_REUSE_PORT: '1' })).toMatchObject({ eventsPerSecond: 0.5, port: 0, reusePort: true });
   });
 
   it('a log level other than debug, info, warn or error stops the start', () => {
