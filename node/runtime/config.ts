@@ -184,9 +184,27 @@ function port(env: NodeJS.ProcessEnv, name: string): number {
   return n;
 }
 
+/** The settings object of the JSON file named by SUGGEST_CONFIG; an unreadable file, bad JSON or anything but an object stops the start. */
+function settingsFile(file: string): Partial<Config> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`SUGGEST_CONFIG: cannot read '${file}': ${(err as Error).message}`, { cause: err });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`SUGGEST_CONFIG: '${file}' is not JSON: ${(err as Error).message}`, { cause: err });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`SUGGEST_CONFIG: '${file}' must hold a JSON object of settings`);
+  return parsed as Partial<Config>;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let file: Partial<Config> = {};
-  if (env.SUGGEST_CONFIG) file = JSON.parse(readFileSync(env.SUGGEST_CONFIG, 'utf8')) as Partial<Config>;
+  if (env.SUGGEST_CONFIG) file = settingsFile(env.SUGGEST_CONFIG);
   const etcd = (env.SUGGEST_ETCD ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const base: Config = {
     roles: ['router', 'shard', 'coordinator'],

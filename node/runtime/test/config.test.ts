@@ -141,6 +141,11 @@ describe('threads and query waits', () => {
       expect(() => loadConfig({ SUGGEST_CONFIG: file({ loadWaitMs: -5 }) })).toThrow(/SUGGEST_LOAD_WAIT_MS must be a whole number of at least 0, got '-5'/);
       expect(() => loadConfig({ SUGGEST_CONFIG: file({ restoreEngines: 'no' }) })).toThrow(/SUGGEST_RESTORE_ENGINES must be true or false, got 'no'/);
       expect(() => loadConfig({ SUGGEST_CONFIG: file({ logLevel: 'loud' }) })).toThrow(/SUGGEST_LOG_LEVEL must be one of/);
+      expect(() => loadConfig({ SUGGEST_CONFIG: file([1, 2]) })).toThrow(/SUGGEST_CONFIG: '.*' must hold a JSON object of settings/);
+      const broken = path.join(dir, 'broken.json');
+      writeFileSync(broken, '{"loadWaitMs": 5,');
+      expect(() => loadConfig({ SUGGEST_CONFIG: broken })).toThrow(/SUGGEST_CONFIG: '.*broken.json' is not JSON/);
+      expect(() => loadConfig({ SUGGEST_CONFIG: path.join(dir, 'missing.json') })).toThrow(/SUGGEST_CONFIG: cannot read '.*missing.json'/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
