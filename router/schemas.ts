@@ -702,7 +702,7 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       original_query: Type.String(),
       normalized_query: Type.String({
         description:
-          'The query as the engine reads it, documents being read the same way: Unicode NFKC, lower case, generic diacritics removed ("crème" -> "creme"), typographic quotes and dashes as ASCII, invisible format characters removed rather than read as spaces (a soft hyphen, zero-width space or joiner, word joiner, byte-order mark or bidirectional mark inside "sam\u00adsung" leaves "samsung"), whitespace collapsed.',
+          'The query as the engine reads it, documents being read the same way: Unicode NFKC, lower case, generic diacritics removed ("crème" -> "creme"), typographic quotes and dashes as ASCII, invisible format characters removed rather than read as spaces (a soft hyphen, zero-width space or joiner, word joiner, byte-order mark or bidirectional mark inside "sam\u00adsung" leaves "samsung"; the zero-width non-joiner between the parts of a Persian word reads as the space typed there as often), whitespace collapsed.',
       }),
       corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'The query as corrected from the index\'s own vocabulary (only its last six words are questioned), null when unchanged. A last word still being typed is searched as the start of a word ("cofee" as "coffe") and shown whole when the whole word is as near to what was typed ("coffee").' }),
       mode: Type.String({ description: 'Effective mode (`typeahead` on typeahead; `proxy` on autocomplete of a tenant in proxy mode, answered by its connected search API).' }),

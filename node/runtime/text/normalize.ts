@@ -14,12 +14,14 @@ const ENTITY = /&(amp|quot|apos|lt|gt|nbsp|shy|#39|#34|#38|#173);/g;
 
 // Invisible format characters, removed as Unicode's NFKC_Casefold removes them, so that a word
 // carrying one ("Sam\u00adsung" with a soft hyphen, "sam\u200bsung" pasted from a web page, the
-// word joiner, a byte-order mark, the joiners inside Persian and Indic words, bidirectional
-// marks, variation selectors) is the word typed without it. Applied to documents and queries
-// alike; visible spaces still separate words.
+// word joiner, a byte-order mark, the zero-width joiner of Indic words, bidirectional marks,
+// variation selectors) is the word typed without it. Applied to documents and queries alike.
+// The zero-width non-joiner is not among them: it separates the parts of a Persian word
+// ("می\u200cخواهم"), which people type with a space as often, so it reads as a space (as
+// Lucene's Persian analysis has it).
 // each listed code point is removed alone (none combines with what precedes it here)
 // eslint-disable-next-line no-misleading-character-class
-const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
+const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b\u200d-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
 
 /** Decodes the HTML entities product feeds carry escaped, for text that is displayed. */
 export function decodeEntities(text: string): string {
@@ -48,7 +50,7 @@ const PUNCT: Record<string, string> = {
 };
 const TYPOGRAPHIC = /[\u2018\u2019\u201a\u201b\u2032\u00b4\u0060\u201c\u201d\u201e\u2033\u00ab\u00bb\u2010-\u2015\u2212\u2044\u2215]/g;
 
-const SPACES = /\s+/g;
+const SPACES = /[\s\u200c]+/g;
 
 // Pure ASCII input is by far the most common case; it needs only lower-casing and spacing.
 // eslint-disable-next-line no-control-regex

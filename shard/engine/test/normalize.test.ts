@@ -33,7 +33,8 @@ describe('normalize', () => {
     expect(normalize('sam\u200bsung')).toBe('samsung'); // zero-width space pasted from a page
     expect(normalize('sam\u2060sung \ufeffgalaxy')).toBe('samsung galaxy'); // word joiner, byte-order mark
     expect(normalize('\u202bمرحبا\u202c')).toBe('مرحبا'); // bidirectional embedding
-    expect(normalize('می\u200cخواهم')).toBe('میخواهم'); // the non-joiner inside a Persian word
+    // the non-joiner between the parts of a Persian word reads as the space people also type there
+    expect(normalize('می\u200cخواهم')).toBe('می خواهم');
     expect(normalize('क्\u200dष')).toBe('क्ष');
     expect(normalize('\u200b\u200d')).toBe('');
     // what is left of visible spacing is unchanged
