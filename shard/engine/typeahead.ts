@@ -169,6 +169,13 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     if (!relaxed && out.length + res.hits.length < FILL_BELOW && productWords.length > 1 && productWords.length <= MAX_DROP_WORDS && !shortLast) {
       lists.push([relaxedSearch(snapshot, productWords, lastIsPrefix, true, fetch, clock), RELAXED_FALLBACK_FACTOR]);
     }
+    // A short last word being typed matches only the most frequent completions of its letter or
+    // two ("back pack s": "switch", "steel", not "sprayer"): a list it leaves short goes on with
+    // the products of the words before it, those of the keystroke before, below.
+    if (!relaxed && shortLast && out.length + res.hits.length < limit && productWords.length > 1) {
+      const head = productWords.slice(0, -1).filter((w) => !JOINING_WORDS.has(w.term));
+      if (head.length > 0) lists.push([relaxedSearch(snapshot, head, false, false, fetch, clock), RELAXED_FALLBACK_FACTOR]);
+    }
     const have = new Set(out.map((s) => s.id));
     for (const [list, factor] of lists) {
       const top = list.hits[0]?.score ?? 1;

@@ -146,8 +146,22 @@ describe('SuggestEngine', () => {
     for (const s of found.slice(1)) expect(s.score).toBeLessThan(found[0]?.score as number);
     // a list of three is left as it is ("in" alone finds the faucet and the microwave)
     expect(products('countertop in ').map((s) => s.id).sort()).toEqual(['c1', 'c2', 'c3']);
-    // and so is one while the last word has a letter or two
-    expect(products('kitchen co').map((s) => s.id)).toEqual(['both']);
+    // while the last word has a letter or two, not with every word but one: with the words before it
+    expect(products('kitchen co').map((s) => s.id)).toEqual(['both', 'k1']);
+  });
+
+  it('goes on with the products of the words before a short last word when the list is short', () => {
+    const e = new SuggestEngine();
+    e.upsert([
+      { id: 'sprayer', title: 'ECHO 4 Gal. Back Pack Sprayer', desc: '', manufacturer: 'ECHO', raw: {} },
+      { id: 'bag', title: 'Hiking Back Pack with Frame', desc: '', manufacturer: 'Trail', raw: {} },
+      { id: 'saw', title: 'Acme Circular Saw', desc: '', manufacturer: 'Acme', raw: {} },
+    ]);
+    const products = (query: string) => e.typeahead({ query }).suggestions.filter((s) => s.type === 'product');
+    // the product with every word first, then those of "back pack", the keystroke before
+    const found = products('back pack s');
+    expect(found.map((s) => s.id)).toEqual(['sprayer', 'bag']);
+    expect(found[1]?.score).toBeLessThan(found[0]?.score as number);
   });
 
   it('leaves out joining words, then the last word, when no product has every word in typeahead', () => {
