@@ -162,22 +162,8 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       // past MAX_DROP_WORDS words, too many to leave each out in turn: the words before the last
       else if (res.hits.length === 0 && !shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
     }
-    const lists: [LexicalResult, number][] = [[res, relaxed ? RELAXED_FALLBACK_FACTOR : PRODUCT_FALLBACK_FACTOR]];
-    // A list of one or two ("kitchen countertop": one title has both words) goes on with the
-    // products of every word but one, below them. Not while the last word has a letter or two:
-    // the next keystroke narrows it.
-    if (!relaxed && out.length + res.hits.length < FILL_BELOW && productWords.length > 1 && productWords.length <= MAX_DROP_WORDS && !shortLast) {
-      lists.push([relaxedSearch(snapshot, productWords, lastIsPrefix, true, fetch, clock), RELAXED_FALLBACK_FACTOR]);
-    }
-    // A short last word being typed matches only the most frequent completions of its letter or
-    // two ("back pack s": "switch", "steel", not "sprayer"): a list it leaves short goes on with
-    // the products of the words before it, those of the keystroke before, below.
-    if (!relaxed && shortLast && out.length + res.hits.length < limit && productWords.length > 1) {
-      const head = productWords.slice(0, -1).filter((w) => !JOINING_WORDS.has(w.term));
-      if (head.length > 0) lists.push([relaxedSearch(snapshot, head, false, false, fetch, clock), RELAXED_FALLBACK_FACTOR]);
-    }
     const have = new Set(out.map((s) => s.id));
-    for (const [list, factor] of lists) {
+    const append = (list: LexicalResult, factor: number): void => {
       const top = list.hits[0]?.score ?? 1;
       for (const h of list.hits) {
         if (out.length >= limit) break;
@@ -190,6 +176,20 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
         const score = factor * docWeightOf(seg.quality[h.ord] as number) * (h.score / top);
         out.push({ id, type: 'product', title, score: round(score) });
       }
+    };
+    append(res, relaxed ? RELAXED_FALLBACK_FACTOR : PRODUCT_FALLBACK_FACTOR);
+    // A list of one or two ("kitchen countertop": one title has both words; products sharing a
+    // title count once) goes on with the products of every word but one, below them. Not while
+    // the last word has a letter or two: the next keystroke narrows it.
+    if (!relaxed && out.length < FILL_BELOW && productWords.length > 1 && productWords.length <= MAX_DROP_WORDS && !shortLast) {
+      append(relaxedSearch(snapshot, productWords, lastIsPrefix, true, fetch, clock), RELAXED_FALLBACK_FACTOR);
+    }
+    // A short last word being typed matches only the most frequent completions of its letter or
+    // two ("back pack s": "switch", "steel", not "sprayer"): a list it leaves short goes on with
+    // the products of the words before it, those of the keystroke before, below.
+    if (!relaxed && shortLast && out.length < limit && productWords.length > 1) {
+      const head = productWords.slice(0, -1).filter((w) => !JOINING_WORDS.has(w.term));
+      if (head.length > 0) append(relaxedSearch(snapshot, head, false, false, fetch, clock), RELAXED_FALLBACK_FACTOR);
     }
     clock?.lap('fallback');
   }

@@ -148,6 +148,12 @@ describe('SuggestEngine', () => {
     expect(products('countertop in ').map((s) => s.id).sort()).toEqual(['c1', 'c2', 'c3']);
     // while the last word has a letter or two, not with every word but one: with the words before it
     expect(products('kitchen co').map((s) => s.id)).toEqual(['both', 'k1']);
+    // products sharing a title are shown, and counted, once
+    e.upsert(['x1', 'x2', 'x3'].map((id) => ({ id, title: 'Marble Vanity Top with Sink', desc: '', manufacturer: 'Stone', raw: {} })));
+    e.upsert([{ id: 'v1', title: 'Oak Vanity with Mirror', desc: '', manufacturer: 'Wood', raw: {} }]);
+    const tops = products('marble vanity');
+    expect(tops.filter((s) => s.title === 'Marble Vanity Top with Sink')).toHaveLength(1);
+    expect(tops.map((s) => s.id)).toContain('v1');
   });
 
   it('goes on with the products of the words before a short last word when the list is short', () => {
