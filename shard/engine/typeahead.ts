@@ -180,7 +180,8 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     append(res, relaxed ? RELAXED_FALLBACK_FACTOR : PRODUCT_FALLBACK_FACTOR);
     // A list of one or two ("kitchen countertop": one title has both words; products sharing a
     // title count once) goes on with the products of every word but one, below them. Not while
-    // the last word has a letter or two: the next keystroke narrows it.
+    // the last word has a letter or two: left out, it leaves the words before it (next), and
+    // kept, it matches far too much on its own.
     if (!relaxed && out.length < FILL_BELOW && productWords.length > 1 && productWords.length <= MAX_DROP_WORDS && !shortLast) {
       append(relaxedSearch(snapshot, productWords, lastIsPrefix, true, fetch, clock), RELAXED_FALLBACK_FACTOR);
     }
