@@ -112,8 +112,7 @@ async function main(): Promise<void> {
     });
     // segment builds, merges and first loads run here, off the event loop (closed after the node);
     // SUGGEST_SEGMENT_THREADS=0 builds everything on the event loop instead
-    const segmentThreads = config.segmentThreads;
-    const segmentPool = segmentThreads > 0 ? new SegmentPool({ threads: segmentThreads, graphDir: path.join(config.dataDir, 'engine', 'graph-builds'), log: logger }) : null;
+    const segmentPool = config.segmentThreads > 0 ? new SegmentPool({ threads: config.segmentThreads, graphDir: path.join(config.dataDir, 'engine', 'graph-builds'), log: logger }) : null;
     if (segmentPool) closers.unshift(() => segmentPool.close());
     closers.unshift(() => shardNode!.close());
     // autocomplete is answered here, beside the event loop, over the same segment memory
@@ -131,11 +130,8 @@ async function main(): Promise<void> {
         ? new QueryPool({ threads: queryThreads, graphDir: path.join(config.dataDir, 'engine', 'query-graphs'), memoBudgetBytes: threadMemoBytes, log: logger })
         : null;
     if (queryPool) closers.unshift(() => queryPool.close());
-    // SUGGEST_GRAPH_THREAD=0: ANN graphs are built in slices on the event loop, not on the segment pool's graph thread
-    // SUGGEST_FRESH_WAIT_MS: how long a query waits for documents written before it that are still
-    // being indexed (a bulk load) before it is answered from those already searchable (default 250)
-    // SUGGEST_LOAD_WAIT_MS: how long a query waits for its index part's engine to load (read back,
-    // or built from the stored documents) before it is answered from no documents (default 2000)
+    // the waits (SUGGEST_FRESH_WAIT_MS, SUGGEST_LOAD_WAIT_MS), the graph thread and the warm-up
+    // after writes are described with their settings in runtime/config.ts
     const search = new SearchHost({
       dataDir: config.dataDir,
       log: logger,

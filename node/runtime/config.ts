@@ -170,7 +170,7 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 }
 
 /** The number in environment variable `name`, `fallback` when it is unset or empty. */
-function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function num<F extends number | null>(env: NodeJS.ProcessEnv, name: string, fallback: F): number | F {
   const v = env[name];
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
@@ -178,9 +178,13 @@ function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
+function isPort(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 65535;
+}
+
 function port(env: NodeJS.ProcessEnv, name: string): number {
   const n = num(env, name, 0);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name}: expected a port (0 to 65535), got '${env[name]}'`);
+  if (!isPort(n)) throw new Error(`${name}: expected a port (0 to 65535), got '${env[name]}'`);
   return n;
 }
 
@@ -264,7 +268,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const roles = (env.SUGGEST_ROLES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const r of roles) if (r !== 'router' && r !== 'shard' && r !== 'coordinator') throw new Error(`unknown role '${r}' in SUGGEST_ROLES`);
   // read by the search engine itself (shard/engine/vector-index.ts); checked here so a typo stops the start
-  const logLevel = env.SUGGEST_LOG_LEVEL;
   const backend = env.SUGGEST_VECTOR_BACKEND;
   if (backend !== undefined && backend !== 'hnswlib' && backend !== 'usearch') throw new Error(`SUGGEST_VECTOR_BACKEND must be 'hnswlib' or 'usearch', got '${backend}'`);
   const config: Config = {
@@ -290,7 +293,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grpcPort: num(env, 'SUGGEST_GRPC_PORT', base.grpcPort),
     metricsPort: env.SUGGEST_METRICS_PORT === undefined || env.SUGGEST_METRICS_PORT === '' ? base.metricsPort : port(env, 'SUGGEST_METRICS_PORT'),
     nodeId: env.SUGGEST_NODE_ID || base.nodeId,
-    logLevel: (logLevel || base.logLevel) as Config['logLevel'],
+    logLevel: (env.SUGGEST_LOG_LEVEL || base.logLevel) as Config['logLevel'],
     backgroundJobThreshold: num(env, 'SUGGEST_BACKGROUND_JOB_THRESHOLD', base.backgroundJobThreshold),
     jobBatchSize: num(env, 'SUGGEST_JOB_BATCH_SIZE', base.jobBatchSize),
     jobBatchDelayMs: num(env, 'SUGGEST_JOB_BATCH_DELAY_MS', base.jobBatchDelayMs),
@@ -303,7 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     proxyTimeoutMs: num(env, 'SUGGEST_PROXY_TIMEOUT_MS', base.proxyTimeoutMs),
     proxyAllowPrivate: flag(env, 'SUGGEST_PROXY_ALLOW_PRIVATE', base.proxyAllowPrivate),
     segmentThreads: num(env, 'SUGGEST_SEGMENT_THREADS', base.segmentThreads),
-    queryThreads: env.SUGGEST_QUERY_THREADS === undefined || env.SUGGEST_QUERY_THREADS === '' ? base.queryThreads : num(env, 'SUGGEST_QUERY_THREADS', 0),
+    queryThreads: num(env, 'SUGGEST_QUERY_THREADS', base.queryThreads),
     typeaheadOnThreads: flag(env, 'SUGGEST_TYPEAHEAD_THREADS', base.typeaheadOnThreads),
     graphsOnPool: flag(env, 'SUGGEST_GRAPH_THREAD', base.graphsOnPool),
     freshWaitMs: num(env, 'SUGGEST_FRESH_WAIT_MS', base.freshWaitMs),
@@ -313,62 +316,73 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   // Every value is checked as the process will use it, from the environment or SUGGEST_CONFIG's
   // file alike: a bad one stops the start rather than running on a default nobody chose.
-  // Placement settings: a bad value would stall moves or fail over on every hiccup.
-  const atLeastOne: [keyof Config, string][] = [
-    ['replicationFactor', 'SUGGEST_REPLICATION_FACTOR'],
-    ['maxConcurrentMoves', 'SUGGEST_MAX_CONCURRENT_MOVES'],
-    ['memberTtlSeconds', 'SUGGEST_MEMBER_TTL_SECONDS'],
-    ['memoBudgetMb', 'SUGGEST_MEMO_BUDGET_MB'],
-    ['partitions', 'SUGGEST_PARTITIONS'],
-    ['minShardNodes', 'SUGGEST_MIN_SHARD_NODES'],
-    ['jobBatchSize', 'SUGGEST_JOB_BATCH_SIZE'],
-    ['jobLeaseTtlSeconds', 'SUGGEST_JOB_LEASE_TTL_SECONDS'],
-    ['jobStuckAfterMs', 'SUGGEST_JOB_STUCK_AFTER_MS'],
-    ['sseHeartbeatMs', 'SUGGEST_SSE_HEARTBEAT_MS'],
-    ['eventsBurst', 'SUGGEST_EVENTS_BURST'],
-  ];
-  for (const [field, name] of atLeastOne) {
-    const v = config[field];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`${name} must be a whole number of at least 1, got '${String(v)}'`);
-  }
+  const check = (fields: [keyof Config, string][], ok: (v: unknown) => boolean, what: string): void => {
+    for (const [field, name] of fields) if (!ok(config[field])) throw new Error(`${name} must be ${what}, got '${String(config[field])}'`);
+  };
+  const isNumber = (v: unknown): v is number => typeof v === 'number';
+  // placement settings among them: a bad value would stall moves or fail over on every hiccup
+  check(
+    [
+      ['replicationFactor', 'SUGGEST_REPLICATION_FACTOR'],
+      ['maxConcurrentMoves', 'SUGGEST_MAX_CONCURRENT_MOVES'],
+      ['memberTtlSeconds', 'SUGGEST_MEMBER_TTL_SECONDS'],
+      ['memoBudgetMb', 'SUGGEST_MEMO_BUDGET_MB'],
+      ['partitions', 'SUGGEST_PARTITIONS'],
+      ['minShardNodes', 'SUGGEST_MIN_SHARD_NODES'],
+      ['jobBatchSize', 'SUGGEST_JOB_BATCH_SIZE'],
+      ['jobLeaseTtlSeconds', 'SUGGEST_JOB_LEASE_TTL_SECONDS'],
+      ['jobStuckAfterMs', 'SUGGEST_JOB_STUCK_AFTER_MS'],
+      ['sseHeartbeatMs', 'SUGGEST_SSE_HEARTBEAT_MS'],
+      ['eventsBurst', 'SUGGEST_EVENTS_BURST'],
+    ],
+    (v) => isNumber(v) && Number.isInteger(v) && v >= 1,
+    'a whole number of at least 1',
+  );
   // counts and waits where 0 means none (no thread, no wait)
-  const wholeOrZero: [keyof Config, string][] = [
-    ['segmentThreads', 'SUGGEST_SEGMENT_THREADS'],
-    ['freshWaitMs', 'SUGGEST_FRESH_WAIT_MS'],
-    ['loadWaitMs', 'SUGGEST_LOAD_WAIT_MS'],
-    ['warmAfterWritesMs', 'SUGGEST_WARM_AFTER_WRITES_MS'],
-    ['jobBatchDelayMs', 'SUGGEST_JOB_BATCH_DELAY_MS'],
-    ['backgroundJobThreshold', 'SUGGEST_BACKGROUND_JOB_THRESHOLD'],
-    ...(config.queryThreads === null ? [] : ([['queryThreads', 'SUGGEST_QUERY_THREADS']] as [keyof Config, string][])),
-  ];
-  for (const [field, name] of wholeOrZero) {
-    const v = config[field];
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a whole number of at least 0, got '${String(v)}'`);
-  }
-  for (const [field, name] of [['port', 'SUGGEST_PORT'], ['grpcPort', 'SUGGEST_GRPC_PORT']] as [keyof Config, string][]) {
-    const v = config[field];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 65535) throw new Error(`${name} must be a port (0 to 65535), got '${String(v)}'`);
-  }
-  if (!(config.eventsPerSecond > 0) || !Number.isFinite(config.eventsPerSecond)) throw new Error(`SUGGEST_EVENTS_PER_SECOND must be a number above 0, got '${String(config.eventsPerSecond)}'`);
-  if (!(LOG_LEVELS as readonly string[]).includes(config.logLevel)) throw new Error(`SUGGEST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${String(config.logLevel)}'`);
-  const flags: [keyof Config, string][] = [
-    ['reusePort', 'SUGGEST_REUSE_PORT'],
-    ['replicaReads', 'SUGGEST_REPLICA_READS'],
-    ['queryStreams', 'SUGGEST_QUERY_STREAMS'],
-    ['proxyAllowPrivate', 'SUGGEST_PROXY_ALLOW_PRIVATE'],
-    ['typeaheadOnThreads', 'SUGGEST_TYPEAHEAD_THREADS'],
-    ['graphsOnPool', 'SUGGEST_GRAPH_THREAD'],
-    ['restoreEngines', 'SUGGEST_RESTORE_ENGINES'],
-  ];
-  for (const [field, name] of flags) if (typeof config[field] !== 'boolean') throw new Error(`${name} must be true or false, got '${String(config[field])}'`);
-  const zeroOrMore: [keyof Config, string][] = [
-    ['responseCacheMb', 'SUGGEST_RESPONSE_CACHE_MB'],
-    ['engineIdleSeconds', 'SUGGEST_ENGINE_IDLE_SECONDS'],
-  ];
-  for (const [field, name] of zeroOrMore) {
-    const v = config[field];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number, 0 or more, got '${String(v)}'`);
-  }
+  check(
+    [
+      ['segmentThreads', 'SUGGEST_SEGMENT_THREADS'],
+      ['freshWaitMs', 'SUGGEST_FRESH_WAIT_MS'],
+      ['loadWaitMs', 'SUGGEST_LOAD_WAIT_MS'],
+      ['warmAfterWritesMs', 'SUGGEST_WARM_AFTER_WRITES_MS'],
+      ['jobBatchDelayMs', 'SUGGEST_JOB_BATCH_DELAY_MS'],
+      ['backgroundJobThreshold', 'SUGGEST_BACKGROUND_JOB_THRESHOLD'],
+      ...(config.queryThreads === null ? [] : ([['queryThreads', 'SUGGEST_QUERY_THREADS']] as [keyof Config, string][])),
+    ],
+    (v) => isNumber(v) && Number.isSafeInteger(v) && v >= 0,
+    'a whole number of at least 0',
+  );
+  check(
+    [
+      ['port', 'SUGGEST_PORT'],
+      ['grpcPort', 'SUGGEST_GRPC_PORT'],
+    ],
+    isPort,
+    'a port (0 to 65535)',
+  );
+  check(
+    [
+      ['responseCacheMb', 'SUGGEST_RESPONSE_CACHE_MB'],
+      ['engineIdleSeconds', 'SUGGEST_ENGINE_IDLE_SECONDS'],
+    ],
+    (v) => isNumber(v) && Number.isFinite(v) && v >= 0,
+    'a number, 0 or more',
+  );
+  check([['eventsPerSecond', 'SUGGEST_EVENTS_PER_SECOND']], (v) => isNumber(v) && Number.isFinite(v) && v > 0, 'a number above 0');
+  check([['logLevel', 'SUGGEST_LOG_LEVEL']], (v) => (LOG_LEVELS as readonly unknown[]).includes(v), `one of ${LOG_LEVELS.join(', ')}`);
+  check(
+    [
+      ['reusePort', 'SUGGEST_REUSE_PORT'],
+      ['replicaReads', 'SUGGEST_REPLICA_READS'],
+      ['queryStreams', 'SUGGEST_QUERY_STREAMS'],
+      ['proxyAllowPrivate', 'SUGGEST_PROXY_ALLOW_PRIVATE'],
+      ['typeaheadOnThreads', 'SUGGEST_TYPEAHEAD_THREADS'],
+      ['graphsOnPool', 'SUGGEST_GRAPH_THREAD'],
+      ['restoreEngines', 'SUGGEST_RESTORE_ENGINES'],
+    ],
+    (v) => typeof v === 'boolean',
+    'true or false',
+  );
   if (!Number.isInteger(config.proxyTimeoutMs) || config.proxyTimeoutMs < 1) throw new Error(`SUGGEST_PROXY_TIMEOUT_MS must be a whole number of milliseconds of at least 1, got '${String(config.proxyTimeoutMs)}'`);
   const refresh = config.refreshIntervalMs;
   if (!Number.isInteger(refresh) || refresh < 1 || refresh > 1000) throw new Error(`SUGGEST_REFRESH_INTERVAL_MS must be a whole number of milliseconds from 1 to 1000, got '${String(refresh)}'`);

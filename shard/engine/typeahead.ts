@@ -148,14 +148,15 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     // a last word of a letter or two being typed: its completions are too many to mean anything
     // (see MIN_LONE_PREFIX), and cost most of a search with a word left out
     const shortLast = lastIsPrefix && (productWords[productWords.length - 1] as QueryWord).term.length < MIN_LONE_PREFIX;
+    // the words that carry meaning, and those before the last
+    const content = productWords.filter((w, i) => i === productWords.length - 1 || !JOINING_WORDS.has(w.term));
+    const head = content.slice(0, -1);
     let relaxed = false;
     if (out.length === 0 && res.hits.length === 0 && productWords.length > 1) {
       relaxed = true;
-      const content = productWords.filter((w, i) => i === productWords.length - 1 || !JOINING_WORDS.has(w.term));
       if (content.length < productWords.length) res = relaxedSearch(snapshot, content, lastIsPrefix, false, fetch, clock);
       // A short last word is left out: the words before it are searched as at the keystroke
       // before (memoized): with every word, then every word but one.
-      const head = content.slice(0, -1);
       if (res.hits.length === 0 && shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
       const words = shortLast ? head : content;
       if (res.hits.length === 0 && words.length > 1 && words.length <= MAX_DROP_WORDS) res = relaxedSearch(snapshot, words, lastIsPrefix && !shortLast, true, fetch, clock);
@@ -188,9 +189,8 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     // A short last word being typed matches only the most frequent completions of its letter or
     // two ("back pack s": "switch", "steel", not "sprayer"): a list it leaves short goes on with
     // the products of the words before it, those of the keystroke before, below.
-    if (!relaxed && shortLast && out.length < limit && productWords.length > 1) {
-      const head = productWords.slice(0, -1).filter((w) => !JOINING_WORDS.has(w.term));
-      if (head.length > 0) append(relaxedSearch(snapshot, head, false, false, fetch, clock), RELAXED_FALLBACK_FACTOR);
+    if (!relaxed && shortLast && out.length < limit && head.length > 0) {
+      append(relaxedSearch(snapshot, head, false, false, fetch, clock), RELAXED_FALLBACK_FACTOR);
     }
     clock?.lap('fallback');
   }
