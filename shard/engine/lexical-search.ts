@@ -251,6 +251,11 @@ const headMemo = new MemoPerOwner<IndexSnapshot, string, HeadState>(
     }),
 );
 /**
+ * The pass of a query that leaves out its last word (see lexicalSearch), per snapshot: its hits
+ * are shared by every call that finds them here, and no caller changes a hit.
+ */
+const lastOutMemo = new MemoPerOwner<IndexSnapshot, string, LexicalResult>(() => new ClearingMemo({ maxEntries: 16_384, maxWeight: 400_000, weightOf: (r) => r.hits.length, entryBytes: 160, weightBytes: 64 }));
+/**
  * Heads with at least this many documents, and at least a 64th of the segment's (so that the
  * bitmap costs at most 16 bytes a head document), get a bitmap: copying a few hundred documents
  * costs less than a bitmap lookup per posting. "x b" resumed 16,000 documents of "x" at every
@@ -331,10 +336,22 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   strict.hits.forEach(keep);
   let total = strict.total;
   if (n <= MAX_DROP_WORDS) {
+    // the pass leaving out the last word reads only the words before it: the same at every
+    // keystroke of the last word ("samsung g", "samsung ga", ...), memoized by the head
+    const lastOut = head !== null && options.docFactor === undefined && pruning.memos ? lastOutMemo.of(snapshot) : null;
     for (let skip = 0; skip < n; skip++) {
       const rest = everyWord.filter((i) => i !== skip);
       if (rest.length === 1 && rest[0] === lone) continue;
-      const r = run(rest, true);
+      let r: LexicalResult | undefined;
+      if (skip === n - 1 && lastOut !== null) {
+        const key = `${n}\u0000${options.limit}\u0000${head}`;
+        r = lastOut.get(key);
+        // a document deleted since (a query thread's snapshot sees the owner's deletes at once)
+        // would leave a hole another document fills
+        if (r === undefined || !allLive(snapshot, r.hits)) lastOut.set(key, (r = run(rest, true)));
+      } else {
+        r = run(rest, true);
+      }
       r.hits.forEach(keep);
       total = Math.max(total, r.total);
     }
@@ -348,6 +365,11 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   }
   const hits = [...merged.values()].sort(compareHits).slice(0, options.limit);
   return { hits, total, words: n };
+}
+
+function allLive(snapshot: IndexSnapshot, hits: readonly LexicalHit[]): boolean {
+  for (const h of hits) if (!(snapshot.segments[h.segment] as Segment).isLive(h.ord)) return false;
+  return true;
 }
 
 /**

@@ -347,6 +347,38 @@ describe('lexicalSearch with dropOnly', () => {
   });
 });
 
+describe('lexicalSearch keystroke by keystroke', () => {
+  it('answers each keystroke of a last word as without memos (the pass without the last word is memoized)', () => {
+    const rnd = random(21);
+    const vocab = [...new Set(Array.from({ length: 50 }, () => randomWord(rnd, 'abcdefgh', 3, 8)))];
+    const pick = (): string => vocab[Math.floor(vocab.length * Math.pow(rnd(), 1.8))] as string;
+    const docs = Array.from({ length: 900 }, (_, i) => doc(`d${i}`, Array.from({ length: 2 + Math.floor(rnd() * 6) }, pick).join(' '), { desc: rnd() < 0.4 ? `${pick()} ${pick()}` : '' }));
+    const segs = [new SegmentBuilder().addAll(docs.slice(0, 700)).build(), new SegmentBuilder().addAll(docs.slice(700)).build()];
+    for (let ord = 0; ord < 700; ord += 9) segs[0]!.delete(ord);
+    const typed = new IndexSnapshot(segs);
+    const key = (hits: { segment: number; ord: number; score: number; matched: number }[]) => hits.map((h) => `${h.segment}:${h.ord}:${h.score}:${h.matched}`);
+    let dropped = 0;
+    for (let i = 0; i < 25; i++) {
+      const head = Array.from({ length: 1 + Math.floor(rnd() * 3) }, pick).join(' ');
+      const last = `${pick()}${pick()}`.slice(0, 8);
+      for (let k = 1; k <= last.length; k++) {
+        const query = `${head} ${last.slice(0, k)}`;
+        for (const options of [{ limit: 5 }, { limit: 30, dropOnly: true }, { limit: 30 }]) {
+          // the reference reads everything again: no memo
+          pruning.memos = false;
+          const fresh = key(lexicalSearch(typed, analyzeQuery(query), options).hits);
+          pruning.memos = true;
+          const answer = key(lexicalSearch(typed, analyzeQuery(query), options).hits);
+          expect(answer, `"${query}" ${JSON.stringify(options)}`).toEqual(fresh);
+          if (answer.some((h) => h.endsWith(`:${head.split(' ').length}`))) dropped++;
+        }
+      }
+    }
+    // answers held documents missing the last word
+    expect(dropped).toBeGreaterThan(50);
+  });
+});
+
 describe('lexicalSearch scratch memory, shared by every snapshot of the thread', () => {
   const rnd = random(11);
   const vocab = Array.from({ length: 30 }, () => randomWord(rnd, 'abcdefg', 2, 6));
