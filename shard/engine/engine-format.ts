@@ -22,6 +22,12 @@ import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
 export const ENGINE_FORMAT_VERSION = 6;
 export const OLDEST_READABLE_VERSION = 6;
+/**
+ * Formats from this one on have this build's layout and an older reading of text (see the
+ * versions above): a reader that asks for it reads such a snapshot as an interim engine, to serve
+ * while the part is built again from its documents (SearchHost), and never writes it back.
+ */
+export const INTERIM_READABLE_VERSION = 4;
 const MAGIC = 0x4e454753; // "SGEN" read as little-endian u32
 
 interface SegmentEntry {
@@ -118,11 +124,15 @@ export class SnapshotFormatError extends Error {
 /** magic, format version, header length */
 const PREAMBLE = 12;
 
-/** The header's length, after checking the magic and the version (`view`: the first PREAMBLE bytes). */
-function checkPreamble(view: DataView): number {
+/**
+ * The header's length, after checking the magic and the version (`view`: the first PREAMBLE
+ * bytes) against `oldest` (OLDEST_READABLE_VERSION, or INTERIM_READABLE_VERSION for an interim
+ * engine).
+ */
+function checkPreamble(view: DataView, oldest: number): number {
   if (view.getUint32(0, true) !== MAGIC) throw new Error('not an engine snapshot (bad magic)');
   const version = view.getUint32(4, true);
-  if (version > ENGINE_FORMAT_VERSION || version < OLDEST_READABLE_VERSION) throw new SnapshotFormatError(version);
+  if (version > ENGINE_FORMAT_VERSION || version < Math.max(oldest, INTERIM_READABLE_VERSION)) throw new SnapshotFormatError(version);
   return view.getUint32(8, true);
 }
 
@@ -137,11 +147,11 @@ function segmentOf(e: SegmentEntry, arena: Arena, tombstones: Uint8Array, delete
  * the reads run off the event loop, which only parses the header (no copy of the arenas, unlike
  * `decodeSegments` over a file read whole).
  */
-export async function readSegments(file: FileHandle, offset: number): Promise<DecodedEngine> {
+export async function readSegments(file: FileHandle, offset: number, oldest = OLDEST_READABLE_VERSION): Promise<DecodedEngine> {
   const preamble = new Uint8Array(PREAMBLE);
   await readFully(file, preamble, offset);
   const view = new DataView(preamble.buffer);
-  const len = checkPreamble(view);
+  const len = checkPreamble(view, oldest);
   const json = new Uint8Array(len);
   await readFully(file, json, offset + PREAMBLE);
   const header = JSON.parse(new TextDecoder().decode(json)) as Header;
@@ -168,10 +178,10 @@ async function readFully(file: FileHandle, into: Uint8Array, position: number): 
   }
 }
 
-export function decodeSegments(bytes: Uint8Array): DecodedEngine {
+export function decodeSegments(bytes: Uint8Array, oldest = OLDEST_READABLE_VERSION): DecodedEngine {
   if (bytes.length < PREAMBLE) throw new Error('engine snapshot is truncated');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const len = checkPreamble(view);
+  const len = checkPreamble(view, oldest);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(PREAMBLE, PREAMBLE + len))) as Header;
   const dataStart = pad8(PREAMBLE + len);
   const segments = header.segments.map((e) => {

@@ -148,6 +148,12 @@ export class SuggestEngine {
    * the process, so a mirror of another engine never takes it for its own.
    */
   private version = nextVersion();
+  /**
+   * The format of the snapshot the engine was read from, ENGINE_FORMAT_VERSION for one built
+   * here. An older one (read with INTERIM_READABLE_VERSION) reads its documents' text as the
+   * build that wrote it did: an interim engine, never to be written as a snapshot of this format.
+   */
+  snapshotFormat = ENGINE_FORMAT_VERSION;
 
   constructor(options: EngineOptions = {}, graphs?: VectorGraphs) {
     const { embedder, ...rest } = options;
@@ -641,18 +647,23 @@ export class SuggestEngine {
     return encodeSegmentPieces(this.segments, { ...this.options });
   }
 
-  static deserialize(bytes: Uint8Array, options: EngineOptions = {}): SuggestEngine {
-    return SuggestEngine.fromDecoded(decodeSegments(bytes), options);
+  /**
+   * The engine of a snapshot. `oldest`: the oldest format taken (default OLDEST_READABLE_VERSION;
+   * INTERIM_READABLE_VERSION for an interim engine, see `snapshotFormat`).
+   */
+  static deserialize(bytes: Uint8Array, options: EngineOptions = {}, oldest?: number): SuggestEngine {
+    return SuggestEngine.fromDecoded(decodeSegments(bytes, oldest), options);
   }
 
   /** `deserialize` of the snapshot at `offset` in `file`, read straight into shared memory off the event loop. */
-  static async readFrom(file: FileHandle, offset: number, options: EngineOptions = {}): Promise<SuggestEngine> {
-    return SuggestEngine.fromDecoded(await readSegments(file, offset), options);
+  static async readFrom(file: FileHandle, offset: number, options: EngineOptions = {}, oldest?: number): Promise<SuggestEngine> {
+    return SuggestEngine.fromDecoded(await readSegments(file, offset, oldest), options);
   }
 
   private static fromDecoded(decoded: DecodedEngine, options: EngineOptions): SuggestEngine {
     const engine = new SuggestEngine({ ...(decoded.options as EngineOptions), ...options });
     engine.segments = decoded.segments;
+    engine.snapshotFormat = decoded.version;
     return engine;
   }
 

@@ -22,7 +22,7 @@ import { BehaviorModel, conceptKeys } from '../engine/behavior.js';
 import { behaviorSettings, candidatePool, rankAutocomplete, rankTypeahead, type DocumentSource } from '../engine/behavior-ranking.js';
 import { docFields } from '../engine/doc-fields.js';
 import { MAX_LIMIT, SuggestEngine } from '../engine/engine.js';
-import { ENGINE_FORMAT_VERSION, SnapshotFormatError } from '../engine/engine-format.js';
+import { ENGINE_FORMAT_VERSION, INTERIM_READABLE_VERSION, SnapshotFormatError } from '../engine/engine-format.js';
 import { embeddingProviderFromEnv, type EmbeddingProvider } from '../engine/embedding-provider.js';
 import { rerankWithProvider, VectorCache } from './provider-rerank.js';
 import { predictCandidates, type PredictRequest } from '../engine/predict.js';
@@ -86,6 +86,8 @@ export interface SearchHostOptions {
   heldMaxDocuments?: number;
   /** called once an asynchronous unload has written its files, before it decides (tests pause or act here) */
   onUnloadWritten?: (ref: pb.IndexRef) => Promise<void> | void;
+  /** called once the build in place of an interim engine is done, before it takes over (tests act here) */
+  onRebuilt?: (ref: pb.IndexRef) => Promise<void> | void;
 }
 
 const DEFAULT_ENGINE_IDLE_MS = 30 * 60_000;
@@ -145,6 +147,16 @@ interface Entry {
   idleSweeps: number;
   /** changes that reached the part since it was loaded (an unload in progress gives up when this moves) */
   changes: number;
+  /** while the part is built again in place of an interim engine (see rebuildInterim) */
+  rebuild: Rebuild | null;
+}
+
+/** The writes that reached a part since its build in place of an interim engine began. */
+interface Rebuild {
+  changes: ChangeEvent[];
+  documents: number;
+  /** more documents than a held snapshot may fall behind by: the build starts again */
+  overflow: boolean;
 }
 
 /**
@@ -222,6 +234,10 @@ export class SearchHost implements QueryHandler {
   private unloads = 0;
   /** engines built from stored documents (no snapshot to read), by the thread that tokenized them */
   private readonly builds = { eventLoop: 0, pool: 0 };
+  /** interim engines replaced by a build from the stored documents */
+  private rebuilt = 0;
+  /** the engine each behaviour model reads documents from (a build replaces an interim engine) */
+  private readonly documentsOf = new WeakMap<BehaviorModel, { engine: SuggestEngine }>();
   /** parts found idle, waiting to be unloaded */
   private readonly idle = new Set<string>();
   private unloading: NodeJS.Timeout | null = null;
@@ -271,6 +287,11 @@ export class SearchHost implements QueryHandler {
   /** Engines built from stored documents since start: in place on the event loop, or on the segment pool. */
   get engineBuilds(): { eventLoop: number; pool: number } {
     return { ...this.builds };
+  }
+
+  /** Interim engines (snapshots of an older format) replaced by a build from the stored documents since start. */
+  get interimEnginesReplaced(): number {
+    return this.rebuilt;
   }
 
   /**
@@ -348,7 +369,7 @@ export class SearchHost implements QueryHandler {
    */
   private async unloadLarge(key: string, entry: Entry, engine: SuggestEngine): Promise<void> {
     const store = this.stores.get(entry.partition);
-    if (!store || store.isClosed) return;
+    if (!store || store.isClosed || engine.snapshotFormat !== ENGINE_FORMAT_VERSION) return;
     const changes = entry.changes;
     const file = this.snapshotPath(entry.ref);
     const partial = `${file}.unloading`;
@@ -604,6 +625,15 @@ export class SearchHost implements QueryHandler {
       return;
     }
     entry.changes++;
+    const rebuild = entry.rebuild;
+    if (rebuild !== null && !rebuild.overflow && (event.type === 'upsert' || event.type === 'delete')) {
+      rebuild.documents += event.ids.length;
+      rebuild.changes.push(event);
+      if (rebuild.documents > (this.opts.heldMaxDocuments ?? HELD_MAX_DOCUMENTS)) {
+        rebuild.overflow = true;
+        rebuild.changes = [];
+      }
+    }
     if (!entry.engine || !entry.behavior) {
       entry.backlog.push(event);
       return;
@@ -935,7 +965,8 @@ export class SearchHost implements QueryHandler {
    */
   private saveSnapshot(entry: Entry, engine: SuggestEngine, failure: string): boolean {
     const store = this.stores.get(entry.partition);
-    if (!store || store.isClosed) return false;
+    // an interim engine reads text as an older build did: the next load builds instead
+    if (!store || store.isClosed || engine.snapshotFormat !== ENGINE_FORMAT_VERSION) return false;
     try {
       this.writeSnapshot(entry.ref, engine, snapshotHeader(store, entry.ref));
       return true;
@@ -957,7 +988,7 @@ export class SearchHost implements QueryHandler {
     // a held snapshot's writes reach the engine read from it first (a build from the store, if
     // the snapshot fails, has them already: upserts by id and deletes apply again harmlessly)
     const held = this.takeHeld(key);
-    entry = { engine: null, behavior: null, loading: null, backlog: held?.changes ?? [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0, changes: 0 };
+    entry = { engine: null, behavior: null, loading: null, backlog: held?.changes ?? [], partition: ref.partition, ref: { ...ref }, used: true, idleSweeps: 0, changes: 0, rebuild: null };
     this.entries.set(key, entry);
     const e = entry;
     e.loading = this.load(store, ref, held).then(
@@ -975,6 +1006,7 @@ export class SearchHost implements QueryHandler {
         }
         e.engine = loaded.engine;
         e.behavior = loaded.behavior;
+        if (loaded.engine.snapshotFormat !== ENGINE_FORMAT_VERSION) void this.rebuildInterim(key, e, store);
         return loaded;
       },
       (err: unknown) => {
@@ -989,12 +1021,14 @@ export class SearchHost implements QueryHandler {
   private async load(store: PartitionStore, ref: pb.IndexRef, held: Held | undefined): Promise<Loaded> {
     const engine = await this.loadEngine(store, ref, held);
     this.useGraphBuilder(engine);
+    const documents = { engine };
     const behavior = new BehaviorModel((id) => {
-      const doc = engine.get(id);
+      const doc = documents.engine.get(id);
       if (!doc) return null;
       const f = docFields(doc);
       return conceptKeys(f.brand, f.categories);
     });
+    this.documentsOf.set(behavior, documents);
     // the log up to here is replayed; later events reach the backlog (see apply)
     const eventsFrom = store.eventCount(ref);
     if (eventsFrom > 0) {
@@ -1029,6 +1063,12 @@ export class SearchHost implements QueryHandler {
       this.refresher.touch(fromSnapshot); // merges the policy wants
       return fromSnapshot;
     }
+    return this.buildFromStore(store, ref);
+  }
+
+  /** A new engine of the part's stored documents. */
+  private async buildFromStore(store: PartitionStore, ref: pb.IndexRef): Promise<SuggestEngine> {
+    const stats = store.stats(ref);
     const started = Date.now();
     let engine: SuggestEngine;
     // small parts in place, larger ones on the pool (see LOAD_IN_PLACE_MAX)
@@ -1059,6 +1099,55 @@ export class SearchHost implements QueryHandler {
     }
     this.opts.log?.info('engine built from stored documents', { index: ref.physicalIndexId, part: ref.part, documents: engine.documentCount, ms: Date.now() - started });
     return engine;
+  }
+
+  /**
+   * After an upgrade, a part's snapshot of an older format (same layout, older reading of text)
+   * is read as an interim engine, which answers the part's queries, and follows its writes, while
+   * the part is built again from its stored documents; the new engine then takes its place, with
+   * the writes that arrived meanwhile applied in order (the build may have read some of them:
+   * upserts by id and deletes apply again harmlessly). Queries never wait for the build, as they
+   * would for a first load (seconds for 100k documents, minutes for millions). More writes
+   * meanwhile than a held snapshot may fall behind by start the build again; a failed build
+   * leaves the interim engine answering (logged); the interim engine is never written as a
+   * snapshot (see saveSnapshot), so the part's next load builds.
+   */
+  private async rebuildInterim(key: string, entry: Entry, store: PartitionStore): Promise<void> {
+    const interim = entry.engine;
+    const gone = () => this.closing || store.isClosed || this.entries.get(key) !== entry || entry.engine !== interim;
+    while (interim !== null && !gone()) {
+      const rebuild: Rebuild = { changes: [], documents: 0, overflow: false };
+      entry.rebuild = rebuild;
+      const started = Date.now();
+      let built: SuggestEngine;
+      try {
+        built = await this.buildFromStore(store, entry.ref);
+        await this.opts.onRebuilt?.(entry.ref);
+      } catch (err) {
+        entry.rebuild = null;
+        if (!gone()) this.opts.log?.warn('building a part again in place of an older snapshot format failed; the interim engine goes on answering', { err, index: entry.ref.physicalIndexId, part: entry.ref.part });
+        return;
+      }
+      if (entry.rebuild === rebuild) entry.rebuild = null;
+      if (gone() || rebuild.overflow) {
+        this.refresher.forget(built);
+        built.close();
+        if (rebuild.overflow) this.opts.log?.info('writes outran the build in place of an older snapshot format; building again', { index: entry.ref.physicalIndexId, part: entry.ref.part, documents: rebuild.documents });
+        continue;
+      }
+      this.useGraphBuilder(built);
+      for (const ev of rebuild.changes) apply(built, entry.behavior as BehaviorModel, ev, 0);
+      this.refresher.forget(interim);
+      interim.close();
+      this.opts.queryPool?.forget(key);
+      entry.engine = built;
+      const documents = entry.behavior ? this.documentsOf.get(entry.behavior) : undefined;
+      if (documents) documents.engine = built;
+      this.refresher.touch(built);
+      this.rebuilt++;
+      this.opts.log?.info('part built again in place of its older snapshot format', { index: entry.ref.physicalIndexId, part: entry.ref.part, documents: built.documentCount, writes_meanwhile: rebuild.documents, ms: Date.now() - started });
+      return;
+    }
   }
 
   /** Brings the documents `ids` to their stored state in an engine read from a held snapshot: upserted, or removed when gone. */
@@ -1106,16 +1195,19 @@ export class SearchHost implements QueryHandler {
       // ANN graphs saved with the snapshot (read only onto the same vectors; the rest rebuild)
       let engine: SuggestEngine;
       let graphs: number;
+      // an older format of this layout is read too, as an interim engine (see rebuildInterim)
       if (Buffer.isBuffer(source)) {
-        engine = SuggestEngine.deserialize(source.subarray(4 + headerLength), this.engineOptions);
+        engine = SuggestEngine.deserialize(source.subarray(4 + headerLength), this.engineOptions, INTERIM_READABLE_VERSION);
         graphs = engine.loadGraphs(graphsDir(file));
       } else {
-        engine = await SuggestEngine.readFrom(source, 4 + headerLength, this.engineOptions);
+        engine = await SuggestEngine.readFrom(source, 4 + headerLength, this.engineOptions, INTERIM_READABLE_VERSION);
         // the graph files are then held as the graph thread's are (see VectorGraphs.loadAsync)
         this.useGraphBuilder(engine);
         graphs = await engine.loadGraphsAsync(graphsDir(file));
       }
-      this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents, graphs });
+      if (engine.snapshotFormat !== ENGINE_FORMAT_VERSION) {
+        this.opts.log?.info('engine snapshot of an older format; it answers while the part is built again from its documents', { index: ref.physicalIndexId, part: ref.part, documents, format: engine.snapshotFormat, reads: ENGINE_FORMAT_VERSION });
+      } else this.opts.log?.info('engine loaded from snapshot', { index: ref.physicalIndexId, part: ref.part, documents, graphs });
       return engine;
     } catch (err) {
       if (err instanceof SnapshotFormatError) {

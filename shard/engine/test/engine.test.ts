@@ -9,7 +9,7 @@ import type { SuggestDocument } from '../../../node/runtime/document.js';
 import { MessageChannel } from 'node:worker_threads';
 import { SuggestEngine, type SharedEngineState } from '../engine.js';
 import { SegmentBuilder } from '../segment-builder.js';
-import { ENGINE_FORMAT_VERSION, OLDEST_READABLE_VERSION } from '../engine-format.js';
+import { ENGINE_FORMAT_VERSION, INTERIM_READABLE_VERSION, OLDEST_READABLE_VERSION } from '../engine-format.js';
 import { validateFilters } from '../filters.js';
 import { loadBestBuy } from './helpers.js';
 
@@ -528,6 +528,22 @@ describe('SuggestEngine', () => {
     expect(() => SuggestEngine.deserialize(bytes)).toThrow(/newer/);
     new DataView(bytes.buffer).setUint32(4, OLDEST_READABLE_VERSION - 1, true);
     expect(() => SuggestEngine.deserialize(bytes)).toThrow(/older.*rebuild/);
+  });
+
+  it('reads an older snapshot of the same layout as an interim engine only when asked, and says which format it is', () => {
+    const e = new SuggestEngine();
+    e.upsert(small);
+    const bytes = e.serialize();
+    expect(SuggestEngine.deserialize(bytes).snapshotFormat).toBe(ENGINE_FORMAT_VERSION);
+    new DataView(bytes.buffer).setUint32(4, INTERIM_READABLE_VERSION, true);
+    expect(() => SuggestEngine.deserialize(bytes)).toThrow(/older/);
+    const interim = SuggestEngine.deserialize(bytes, {}, INTERIM_READABLE_VERSION);
+    expect(interim.snapshotFormat).toBe(INTERIM_READABLE_VERSION);
+    expect(interim.typeahead({ query: 'otter' })).toEqual(e.typeahead({ query: 'otter' }));
+    // an older layout, never
+    new DataView(bytes.buffer).setUint32(4, INTERIM_READABLE_VERSION - 1, true);
+    expect(() => SuggestEngine.deserialize(bytes, {}, INTERIM_READABLE_VERSION)).toThrow(/older/);
+    expect(() => SuggestEngine.deserialize(bytes, {}, 0)).toThrow(/older/);
   });
 
   it('shares segment memory with a reader', () => {

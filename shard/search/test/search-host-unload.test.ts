@@ -13,7 +13,7 @@ import { PartitionStore } from '../../partition-store.js';
 import type { BatchOp } from '../../rocks-db.js';
 import { ShardNode } from '../../shard-node.js';
 import { quietLogger, refOf, tempDir } from '../../test/helpers.js';
-import { ENGINE_FORMAT_VERSION } from '../../engine/engine-format.js';
+import { ENGINE_FORMAT_VERSION, INTERIM_READABLE_VERSION } from '../../engine/engine-format.js';
 import { restoreEngines } from '../restore-engines.js';
 import { SearchHost } from '../search-host.js';
 import { SegmentPool } from '../segment-pool.js';
@@ -29,6 +29,8 @@ let shard: ShardNode;
 let host: SearchHost;
 /** what the host calls once an unload's files are written (replaced per test) */
 let onWritten: (ref: pb.IndexRef) => Promise<void> | void;
+/** what the host calls once the build in place of an interim engine is done (replaced per test) */
+let onRebuilt: (ref: pb.IndexRef) => Promise<void> | void;
 const ref = refOf('t1', 'large', { partitions: 1 });
 
 beforeEach(async () => {
@@ -37,12 +39,14 @@ beforeEach(async () => {
   shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
   shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
   onWritten = () => {};
+  onRebuilt = () => {};
   host = new SearchHost({
     dataDir: dir.dir,
     pool,
     engineIdleMs: 300,
     syncSnapshotMaxBytes: 0,
     onUnloadWritten: (r) => onWritten(r),
+    onRebuilt: (r) => onRebuilt(r),
     refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 5000 },
   });
   shard.setQueryHandler(host);
@@ -74,7 +78,7 @@ async function restartWith(options: { syncSnapshotMaxBytes: number; engineIdleMs
   whileStopped?.();
   shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
   shard.setPlacement(ShardNode.soloPlacement('n1' as never, 1));
-  host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 5000 }, ...options });
+  host = new SearchHost({ dataDir: dir.dir, pool, engineIdleMs: 0, onRebuilt: (r) => onRebuilt(r), refresh: { intervalMs: 10, inlineMaxDocs: 64, maxDocsPerBuild: 5000 }, ...options });
   shard.setQueryHandler(host);
   shard.onChange(host.onChange);
 }
@@ -178,24 +182,88 @@ describe('unloading a large engine', () => {
     expect(host.engineBuilds.pool).toBe(2);
   }, 30_000);
 
-  it('builds from the stored documents when the snapshot is of an older engine format (an upgrade), and says so without a warning', async () => {
-    const before = await answers();
+  /** The unloaded part's snapshot, stamped with engine format `version`; a log that keeps what the host says. */
+  async function unloadedAs(version: number): Promise<{ file: string; logged: { level: string; msg: string; fields: Record<string, unknown> }[] }> {
     await until(() => host.engineUnloads === 1, 'the unload');
     const snap = engineFiles().find((f) => f.endsWith('.snap'));
     expect(snap).toBeDefined();
     const file = path.join(dir.dir, 'engine', `p${ref.partition}`, snap!);
     const bytes = readFileSync(file);
     // the engine bytes follow the host's header: "SGEN", then the format version
-    bytes.writeUInt32LE(ENGINE_FORMAT_VERSION - 1, 4 + bytes.readUInt32LE(0) + 4);
+    bytes.writeUInt32LE(version, 4 + bytes.readUInt32LE(0) + 4);
     writeFileSync(file, bytes);
     const logged: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
     const capture = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void logged.push({ level, msg, fields });
     (host as unknown as { opts: { log: unknown } }).opts.log = { ...quietLogger, info: capture('info'), warn: capture('warn') };
+    return { file, logged };
+  }
+  const formatOf = (file: string) => {
+    const bytes = readFileSync(file);
+    return bytes.readUInt32LE(4 + bytes.readUInt32LE(0) + 4);
+  };
+
+  it('answers from a snapshot of an older format of the same layout (an upgrade) at once, while the part is built again with the writes of meanwhile', async () => {
+    const before = await answers();
+    const { file, logged } = await unloadedAs(ENGINE_FORMAT_VERSION - 1);
+    // the build waits here until the test lets it go
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let built = false;
+    onRebuilt = async () => {
+      built = true;
+      await released;
+    };
+    const builds = host.engineBuilds.pool;
+    // answered by the interim engine, the build under way
+    expect(await answers()).toEqual(before);
+    await until(() => built, 'the build');
+    expect(host.interimEnginesReplaced).toBe(0);
+    // writes while the build is done: the interim engine has them, and so will the new one
+    await upsert([{ id: 'late', title: 'Quokka Espresso Grinder', desc: '', manufacturer: 'Quokka', raw: {} }]);
+    const gone = before.autocomplete[0]!.id;
+    await shard.deleteDocument({ ref, docId: gone });
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
+    expect((await query('autocomplete', 'makita saw 11')).map((s) => s.id)).not.toContain(gone);
+    // an idle unload does not write the interim engine as a snapshot of this format
+    expect(engineFiles().filter((f) => f.endsWith('.snap'))).toEqual([]);
+    release();
+    await until(() => host.interimEnginesReplaced === 1, 'the new engine');
+    expect(host.engineBuilds.pool).toBe(builds + 1);
+    expect((await query('typeahead', 'quokka')).map((s) => s.id)).toContain('late');
+    expect((await query('autocomplete', 'makita saw 11')).map((s) => s.id)).not.toContain(gone);
+    expect(logged.filter((l) => l.level === 'warn')).toEqual([]);
+    expect(logged.find((l) => l.msg.includes('older format'))?.fields).toMatchObject({ format: ENGINE_FORMAT_VERSION - 1, reads: ENGINE_FORMAT_VERSION });
+    expect(logged.find((l) => l.msg.includes('in place of its older'))?.fields).toMatchObject({ writes_meanwhile: 2 });
+    // the new engine is written in this build's format
+    await until(() => host.engineUnloads === 2, 'the next unload');
+    expect(formatOf(file)).toBe(ENGINE_FORMAT_VERSION);
+  }, 30_000);
+
+  it('never writes an interim engine as a snapshot: a stop during its build leaves the part to be built at the next start', async () => {
+    await answers();
+    await unloadedAs(ENGINE_FORMAT_VERSION - 1);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    onRebuilt = () => released;
+    await answers();
+    await restartWith({ syncSnapshotMaxBytes: 0 });
+    release();
+    expect(engineFiles().filter((f) => f.endsWith('.snap'))).toEqual([]);
+    const builds = host.engineBuilds.pool;
+    expect((await query('typeahead', 'dewalt im')).length).toBeGreaterThan(0);
+    expect(host.engineBuilds.pool).toBe(builds + 1);
+    expect(host.interimEnginesReplaced).toBe(0);
+  }, 30_000);
+
+  it('builds from the stored documents when the snapshot is of an older layout, and says so without a warning', async () => {
+    const before = await answers();
+    const { logged } = await unloadedAs(INTERIM_READABLE_VERSION - 1);
     const builds = host.engineBuilds.pool;
     expect(await answers()).toEqual(before);
     expect(host.engineBuilds.pool).toBe(builds + 1);
+    expect(host.interimEnginesReplaced).toBe(0);
     expect(logged.filter((l) => l.level === 'warn')).toEqual([]);
-    expect(logged.find((l) => l.msg.includes('another format'))?.fields).toMatchObject({ format: ENGINE_FORMAT_VERSION - 1, reads: ENGINE_FORMAT_VERSION });
+    expect(logged.find((l) => l.msg.includes('another format'))?.fields).toMatchObject({ format: INTERIM_READABLE_VERSION - 1, reads: ENGINE_FORMAT_VERSION });
   }, 30_000);
 
   it('holds a snapshot again after an orderly restart, and reads it back with the writes from before and after the stop', async () => {
