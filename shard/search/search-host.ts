@@ -236,6 +236,11 @@ export class SearchHost implements QueryHandler {
   private readonly builds = { eventLoop: 0, pool: 0 };
   /** interim engines replaced by a build from the stored documents */
   private rebuilt = 0;
+  /**
+   * Builds in place of interim engines, one at a time: after an upgrade every part read back at
+   * the start has one, and each build holds a second engine of its part until it takes over.
+   */
+  private rebuilds: Promise<void> = Promise.resolve();
   /** the engine each behaviour model reads documents from (a build replaces an interim engine) */
   private readonly documentsOf = new WeakMap<BehaviorModel, { engine: SuggestEngine }>();
   /** parts found idle, waiting to be unloaded */
@@ -1006,7 +1011,11 @@ export class SearchHost implements QueryHandler {
         }
         e.engine = loaded.engine;
         e.behavior = loaded.behavior;
-        if (loaded.engine.snapshotFormat !== ENGINE_FORMAT_VERSION) void this.rebuildInterim(key, e, store);
+        if (loaded.engine.snapshotFormat !== ENGINE_FORMAT_VERSION) {
+          this.rebuilds = this.rebuilds
+            .then(() => this.rebuildInterim(key, e, store))
+            .catch((err: unknown) => this.opts.log?.warn('building a part again in place of an older snapshot format failed; the interim engine goes on answering', { err, index: ref.physicalIndexId, part: ref.part }));
+        }
         return loaded;
       },
       (err: unknown) => {

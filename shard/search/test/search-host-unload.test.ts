@@ -239,6 +239,39 @@ describe('unloading a large engine', () => {
     expect(formatOf(file)).toBe(ENGINE_FORMAT_VERSION);
   }, 30_000);
 
+  it('builds the parts of interim engines one at a time', async () => {
+    const other = refOf('t1', 'other', { partitions: 1 });
+    await shard.upsert({ ref: other, documents: catalog(2500).map((d) => ({ id: d.id, body: encodeDocument(d) })), maxDocuments: 0 });
+    const ask = (r: pb.IndexRef) => shard.queryValue({ ref: r, kind: 'typeahead', payload: { query: 'dewalt im', limit: 10 } }) as Promise<Answer>;
+    await ask(ref);
+    await ask(other);
+    await until(() => host.engineUnloads === 2, 'both unloads');
+    for (const f of engineFiles().filter((name) => name.endsWith('.snap'))) {
+      const file = path.join(dir.dir, 'engine', `p${ref.partition}`, f);
+      const bytes = readFileSync(file);
+      bytes.writeUInt32LE(ENGINE_FORMAT_VERSION - 1, 4 + bytes.readUInt32LE(0) + 4);
+      writeFileSync(file, bytes);
+    }
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const built: string[] = [];
+    onRebuilt = async (r) => {
+      built.push(r.physicalIndexId);
+      await released;
+    };
+    const builds = host.engineBuilds.pool;
+    expect((await ask(ref)).suggestions.length).toBeGreaterThan(0);
+    expect((await ask(other)).suggestions.length).toBeGreaterThan(0);
+    await until(() => built.length === 1, 'the first build');
+    await sleep(300);
+    // the second waits for the first to take over
+    expect(host.engineBuilds.pool).toBe(builds + 1);
+    release();
+    await until(() => host.interimEnginesReplaced === 2, 'both new engines');
+    expect(built.sort()).toEqual(['large', 'other']);
+    expect(host.engineBuilds.pool).toBe(builds + 2);
+  }, 30_000);
+
   it('never writes an interim engine as a snapshot: a stop during its build leaves the part to be built at the next start', async () => {
     await answers();
     await unloadedAs(ENGINE_FORMAT_VERSION - 1);
