@@ -1,7 +1,10 @@
 // Time to settle a 3 -> 4 shard node cluster holding N documents, and the write latency while
 // partitions move, against a baseline of the same write load on the same cluster before the
-// 4th node joins (same invocation, same machine state). Real processes: etcd, shard nodes and a
-// router started by the process harness.
+// 4th node joins (same invocation, same machine state). Beside the writers, one searcher asks
+// typeahead of each index in turn (caches bypassed) and counts what a user would see go wrong:
+// failed requests, and empty answers (those flagged `documents_indexing`: the index's engine
+// still loading on the node that answered). Real processes: etcd, shard nodes and a router
+// started by the process harness.
 //
 //   npm run build && node dist/loadtest/placement/settle-bench.js [--docs 20000] [--partitions 64]
 //     [--rf 2] [--moves 2] [--concurrency 2] [--baseline-seconds 10]
@@ -36,6 +39,54 @@ interface View {
   router: { retries_wrong_owner: number; retries_unavailable: number };
 }
 
+/** One client typing into every index in turn: typeahead latency, failures and empty answers. */
+class SearchProbe {
+  readonly answers: { at: number; ms: number; status: number; suggestions: number; indexing: boolean }[] = [];
+  private running = false;
+  private loop: Promise<void> | null = null;
+  constructor(private readonly url: string, private readonly key: string, private readonly indexes: string[]) {}
+  start(): void {
+    this.running = true;
+    this.loop = (async () => {
+      for (let turn = 0; this.running; turn++) {
+        const index = this.indexes[turn % this.indexes.length]!;
+        const began = Date.now();
+        let status = 0;
+        let suggestions = 0;
+        let indexing = false;
+        try {
+          const res = await fetch(`${this.url}/v1/typeahead?${new URLSearchParams({ index, query: 'placement doc', bypass_cache: 'true' })}`, { headers: { 'x-api-key': this.key } });
+          status = res.status;
+          const body = (await res.json()) as { suggestions?: unknown[]; documents_indexing?: number };
+          suggestions = body.suggestions?.length ?? 0;
+          indexing = (body.documents_indexing ?? 0) > 0;
+        } catch {
+          // status 0: no answer
+        }
+        this.answers.push({ at: began, ms: Date.now() - began, status, suggestions, indexing });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+  }
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+  summary(from: number, to: number) {
+    const a = this.answers.filter((x) => x.at >= from && x.at <= to);
+    const ms = a.map((x) => x.ms);
+    return {
+      queries: a.length,
+      p50_ms: percentile(ms, 50),
+      p99_ms: percentile(ms, 99),
+      max_ms: ms.length ? Math.max(...ms) : NaN,
+      failed: a.filter((x) => x.status !== 200).length,
+      empty: a.filter((x) => x.status === 200 && x.suggestions === 0).length,
+      empty_flagged_indexing: a.filter((x) => x.status === 200 && x.suggestions === 0 && x.indexing).length,
+    };
+  }
+}
+
 const summary = (lat: { ms: number }[]) => {
   const ms = lat.map((l) => l.ms);
   return { writes: ms.length, p50_ms: percentile(ms, 50), p95_ms: percentile(ms, 95), p99_ms: percentile(ms, 99), max_ms: ms.length ? Math.max(...ms) : NaN };
@@ -64,8 +115,13 @@ try {
   await fill.fill(docs);
   const fillMs = Date.now() - fillStarted;
 
+  // every index's engine loaded before the baseline (a first query builds it)
+  for (const index of indexes) await fetch(`${url}/v1/typeahead?${new URLSearchParams({ index, query: 'placement' })}`, { headers: { 'x-api-key': key } });
+  const probe = new SearchProbe(url, key, indexes);
+  probe.start();
   // baseline: the same write load, nothing moving
   const baseline = new WriteLoad({ urls: [url], key, indexes, batch: 10, concurrency, prefix: 'base' });
+  const baselineAt = Date.now();
   baseline.start();
   await new Promise((r) => setTimeout(r, Number(values['baseline-seconds']) * 1000));
   await baseline.stop();
@@ -86,6 +142,7 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   }
   await during.stop();
+  await probe.stop();
   const moveLatencies = during.latencies.filter((l) => l.at <= settledAt);
   const final = await view();
 
@@ -109,6 +166,9 @@ try {
     replicas_per_node: Object.fromEntries(final.nodes.map((n) => [n.node_id, n.replicas])),
     baseline_writes: base,
     writes_during_move: move,
+    search_baseline: probe.summary(baselineAt, joinedAt),
+    search_baseline_second_half: probe.summary((baselineAt + joinedAt) / 2, joinedAt),
+    search_during_move: probe.summary(joinedAt, settledAt),
     p99_ratio_move_vs_baseline: Number((move.p99_ms / base.p99_ms).toFixed(2)),
     failed_writes: baseline.failures.length + during.failures.length,
     lost_acknowledged_documents: lost,
