@@ -13,6 +13,9 @@
 //      forwarded write already set (they are newer);
 //   4. ownership switch: pauses writes to the partition, lets those in flight finish (each was
 //      forwarded), and completes the move in the placement table (epoch CAS, `completeMove`).
+//   The target answers SendSnapshot once the engines of the copy's large index parts are loaded
+//   (at most `warmMaxMs`), and they follow the writes forwarded from then on: the first queries
+//   the switch sends it do not wait for a build, or answer from no documents past the wait.
 //   Writes that waited see the new table and are refused with `wrong_owner`; the router retries
 //   them on the new owner. A failure anywhere restarts the move from step 1.
 // - Receiving side: applies BeginTransfer/SendSnapshot/Replicate for partitions it is the target
@@ -28,6 +31,14 @@ import type { NodeId } from '../node/runtime/ids.js';
 import type { Logger } from '../node/runtime/log.js';
 import type { PartitionStore } from './partition-store.js';
 import type { BatchOp } from './rocks-db.js';
+import { withTimeout } from '../node/runtime/timeout.js';
+
+/**
+ * How long a move's target loads the engines of its copy before it answers SendSnapshot (the
+ * ownership switch waits for the answer): past it the move completes and the engines go on
+ * loading, as a first query's would.
+ */
+const MOVE_WARM_MAX_MS = 60_000;
 
 /** The PartitionHandoff service of another node, whatever carries it (gRPC, or in-process in tests). */
 export interface HandoffApi {
@@ -57,6 +68,8 @@ export interface HandoffHost {
   adoptPlacement(table: PlacementTable): void;
   /** the search engine drops what it built from this partition */
   forgetEngine(partition: number): void;
+  /** the search engine loads the large index parts of this partition; resolves with the parts loaded */
+  warmEngines(partition: number): Promise<number>;
   /** writes from the primary are about to reach this replica's store (see ShardNode.beforeReplicaWrite) */
   beforeReplicaWrite(partition: number, ops: readonly BatchOp[]): void;
   /** writes from the primary were applied to this replica's store (see ShardNode.replicaWritten) */
@@ -69,6 +82,8 @@ export interface PartitionHandoffOptions {
   coordinator: Coordinator;
   peers: HandoffPeers;
   log: Logger;
+  /** how long a move's target may spend loading engines before it answers SendSnapshot (default MOVE_WARM_MAX_MS) */
+  warmMaxMs?: number;
   /** bytes per snapshot message (default 1 MiB) */
   snapshotBatchBytes?: number;
   /** a partition this node lost is deleted this long after (default 10 s) */
@@ -413,9 +428,21 @@ export class PartitionHandoff {
       if (ops.length > 0) await this.enqueue(inb, partition, (store) => store.applyRaw(ops));
     }
     if (!inb) fail('bad_request', { reason: 'The snapshot stream was empty' });
-    await inb.chain;
+    // Every key of the snapshot is queued: from here forwarded writes are reported to the engines
+    // once applied (see replicate), and any queued before this point is applied before the
+    // engines read the store.
     inb.touched = null;
-    this.log.info('partition copy received', { partition, from: inb.from, entries, skipped, bytes });
+    await inb.chain;
+    // the copy is whole: its engines load, and follow the forwarded writes from here
+    const warmStarted = Date.now();
+    let engines = 0;
+    try {
+      engines = await withTimeout(this.host.warmEngines(partition), this.opts.warmMaxMs ?? MOVE_WARM_MAX_MS);
+    } catch (err) {
+      // the move goes on: the engines go on loading, or the first query builds them
+      this.log.warn('engines of a partition copy not loaded before the switch', { partition, err: String((err as Error)?.message ?? err) });
+    }
+    this.log.info('partition copy received', { partition, from: inb.from, entries, skipped, bytes, engines_loaded: engines, warm_ms: Date.now() - warmStarted });
     return { entries, skipped, bytes };
   }
 
@@ -426,7 +453,10 @@ export class PartitionHandoff {
     if (req.moveId) {
       if (!inb || inb.moveId !== req.moveId) fail('conflict', { reason: `No copy of partition ${p} with move ${req.moveId} is in progress here` });
       if (inb.touched) for (const op of ops) inb.touched.add(op.key.toString('latin1'));
+      const whole = inb.touched === null;
       await this.enqueue(inb, p, (store) => store.applyRaw(ops));
+      // past the copy, engines loaded from it follow (see sendSnapshot)
+      if (whole && this.inbound.get(p) === inb) this.host.replicaWritten(p, ops);
       return {};
     }
     const t = this.host.placement;

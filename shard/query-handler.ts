@@ -38,6 +38,12 @@ export interface QueryHandler {
   /** Drops whatever was built from a partition whose data was replaced or moved away. */
   forgetPartition?(partition: number): void;
   /**
+   * Loads what queries of a partition's large index parts need, one part at a time: a copy that
+   * arrived by a move, before the placement switch sends it queries. Resolves with the parts
+   * loaded.
+   */
+  warmPartition?(store: PartitionStore, partition: number, epoch: number): Promise<number>;
+  /**
    * A replica of the partition applied writes from its primary: they reach the store, not the
    * change feed, so anything built from the partition here is behind them. Called when they
    * cannot be read as changes (see `replicaChanged`).

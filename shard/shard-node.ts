@@ -171,6 +171,12 @@ export class ShardNode implements ShardApi, HandoffHost {
     this.queryHandler.forgetPartition?.(partition);
   }
 
+  /** HandoffHost: the engine loads the large index parts of a partition copy (see QueryHandler.warmPartition). */
+  async warmEngines(partition: number): Promise<number> {
+    if (!this.queryHandler.warmPartition) return 0;
+    return this.queryHandler.warmPartition(await this.store(partition), partition, this.table?.epoch ?? 0);
+  }
+
   /**
    * HandoffHost: a follower's store took writes from the primary. The engines reads built here
    * take them as the primary's take its own writes, before the primary hears back, so a read sent

@@ -178,6 +178,63 @@ describe('partition hand-off between shard nodes', () => {
     await until('the old copy to go', () => !existsSync(PartitionStore.location(a.dir, p)));
   });
 
+  it('loads the engine of a moved index part on the target before the switch, and it follows the writes forwarded meanwhile', async () => {
+    const a = await start(A);
+    const b = await start(B);
+    const hosts = [a, b].map((r) => {
+      const host = new SearchHost({ dataDir: r.dir, log: quietLogger, pool: null, engineIdleMs: 0 });
+      r.node.setQueryHandler(host);
+      r.node.onChange(host.onChange);
+      return host;
+    });
+    const targetHost = hosts[1]!;
+    await put(placed([A]));
+    await until('tables', () => a.node.placement?.epoch === 1 && b.node.placement?.epoch === 1);
+    // a part large enough to be loaded ahead (2,000 documents or more)
+    for (let i = 0; i < 2_400; i += 400) {
+      await routedWrite((n, r) => n.upsert({ ref: r, documents: Array.from({ length: 400 }, (_, j) => doc(`d${i + j}`, `Wombat Kettle ${i + j}`)), maxDocuments: 0 }));
+    }
+    const loadedOn = (host: SearchHost) => (host.indexStats({ store: undefined as never, ref }) as { loaded: boolean }).loaded;
+    const titles = async (node: ShardNode, query: string) =>
+      ((await node.queryValue({ ref: { ...ref, epoch: node.placement!.epoch }, kind: 'typeahead', payload: { query, limit: 10 } })) as { suggestions: { title: string }[] }).suggestions.map((x) => x.title);
+    expect((await titles(a.node, 'wombat kettle 23')).length).toBeGreaterThan(0);
+
+    let writing = true;
+    let written = 0;
+    const writer = (async () => {
+      for (let k = 0; writing; k++) {
+        await routedWrite((n, r) => n.upsert({ ref: r, documents: [doc(`m${k}`, `Numbat Lamp ${k}`)], maxDocuments: 0 }));
+        written = k + 1;
+      }
+    })();
+    // writes acknowledged while the loaded engine waits for the switch: forwarded, and followed
+    const warm = targetHost.warmPartition.bind(targetHost);
+    const forwarded: number[] = [];
+    targetHost.warmPartition = async (...args) => {
+      const loaded = await warm(...args);
+      const from = written;
+      await until('writes forwarded to the loaded copy', () => written >= from + 3);
+      forwarded.push(from, written - 1);
+      return loaded;
+    };
+    await new Promise((r) => setTimeout(r, 30));
+    await put(placed([A], [{ partition: p, to: B, replaces: A, started_at: new Date().toISOString() }]));
+    await until('the move to complete', async () => {
+      const t = await coordinator.getPlacement();
+      return t!.nodes[p]![0] === B && (t!.moves ?? []).length === 0;
+    });
+    // loaded before any query reached the new owner
+    expect(targetHost.warmLoads).toBe(1);
+    expect(loadedOn(targetHost)).toBe(true);
+    await until('writes after the switch', () => written > 5);
+    writing = false;
+    await writer;
+    // every write, those forwarded while the engine loaded included, with no build at the query
+    expect(forwarded).toHaveLength(2);
+    for (const k of [0, ...forwarded, written - 1]) expect(await titles(b.node, `numbat lamp ${k}`)).toContain(`Numbat Lamp ${k}`);
+    expect(targetHost.engineBuilds.eventLoop + targetHost.engineBuilds.pool).toBe(1);
+  });
+
   it('replicates each write to the follower before acknowledging it; a dead follower is evicted first', async () => {
     const a = await start(A);
     const b = await start(B);
