@@ -412,6 +412,7 @@ function registerIndexingMetrics(search: SearchHost): void {
   metrics.sampled('counter', [
     ['suggest_engine_unloads_total', 'Search engines unloaded after SUGGEST_ENGINE_IDLE_SECONDS without a query (their snapshot written for the next one).', () => search.engineUnloads],
     ['suggest_engine_warm_loads_total', 'Search engine loads started by a warm request (after an ingestion job, before a promotion, or asked for) rather than by a query.', () => search.warmLoads],
+    ['suggest_queries_deferred_while_loading_total', "Search queries a follower declined in its turn because its engine of the part was loading (the router then asks the primary).", () => search.queriesDeferred],
     ['suggest_engine_interim_replaced_total', 'Search engines read from a snapshot of an older format after an upgrade, which answered while their part was built again from its stored documents, and then gave way to the new build.', () => search.interimEnginesReplaced],
     ['suggest_answers_during_indexing_total', 'Queries answered from the documents already searchable, after waiting SUGGEST_FRESH_WAIT_MS for documents written before them (a bulk load), or SUGGEST_LOAD_WAIT_MS for their engine to load.', () => search.answersDuringIndexing],
     ['suggest_answers_during_load_total', 'Queries answered from no documents after waiting SUGGEST_LOAD_WAIT_MS for their index part\'s engine to load.', () => search.answersDuringLoad],

@@ -105,6 +105,13 @@ function registerPlacementGauges(): void {
   });
 }
 
+/**
+ * Which replica a part read went to: the primary, a follower in its turn (which may decline, for
+ * the primary to answer: see SearchService's `defer_loading`), or a follower standing in for a
+ * primary that failed (the last resort: it must answer).
+ */
+export type ReadTurn = 'primary' | 'follower' | 'stand-in';
+
 export class DataPlane {
   private placement: PlacementTable | undefined;
   private liveShards = new Set<string>();
@@ -385,17 +392,17 @@ export class DataPlane {
    * until this router sees the new table (its watch: milliseconds), without the writes
    * acknowledged since. Without `replicaReads`, or with one replica, the primary.
    */
-  queryAllParts<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T[]> {
+  queryAllParts<T>(tenant: TenantId, physical: PhysicalIndexRecord, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId, turn: ReadTurn) => Promise<T>): Promise<T[]> {
     const calls: Promise<T>[] = [];
     for (let part = 0; part < physical.parts; part++) calls.push(this.queryPart(tenant, physical, part, call));
     return Promise.all(calls);
   }
 
-  private async queryPart<T>(tenant: TenantId, physical: PhysicalIndexRecord, part: number, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId) => Promise<T>): Promise<T> {
+  private async queryPart<T>(tenant: TenantId, physical: PhysicalIndexRecord, part: number, call: (api: ShardApi, ref: pb.IndexRef, node: NodeId, turn: ReadTurn) => Promise<T>): Promise<T> {
     const follower = this.followerTurn(tenant, physical, part);
     if (follower !== undefined) {
       try {
-        const answer = await call(this.shards.client(follower.node), follower.ref, follower.node);
+        const answer = await call(this.shards.client(follower.node), follower.ref, follower.node, 'follower');
         this.partQueries.follower++;
         return answer;
       } catch (err) {
@@ -407,14 +414,14 @@ export class DataPlane {
     }
     let answer: T;
     try {
-      answer = await this.onPart(tenant, physical, part, call);
+      answer = await this.onPart(tenant, physical, part, (api, ref, node) => call(api, ref, node, 'primary'));
     } catch (err) {
       const standIn = err instanceof SuggestError && err.code === 'unavailable' ? this.followerTurn(tenant, physical, part, true) : undefined;
       if (standIn === undefined) throw err;
       this.log.debug('the primary failed a query; asking a follower', { tenant, physical: physical.physical_index_id, part, node: standIn.node });
       let fromFollower: T;
       try {
-        fromFollower = await call(this.shards.client(standIn.node), standIn.ref, standIn.node);
+        fromFollower = await call(this.shards.client(standIn.node), standIn.ref, standIn.node, 'stand-in');
       } catch {
         // the primary's failure is the one to report
         throw err;

@@ -185,16 +185,21 @@ export class SearchService {
     const partTimes: ({ part: number; node: string; ms: number } & Partial<PartProfile>)[] = [];
     const value = payloadOf(p, ranking, behavior, physical.parts);
     let packed: Buffer | null = null;
-    const parts = await this.data.queryAllParts(p.tenant, physical, async (api, ref, node) => {
+    let packedDeferring: Buffer | null = null;
+    const parts = await this.data.queryAllParts(p.tenant, physical, async (api, ref, node, turn) => {
       const t0 = performance.now();
       let result: PartResult;
+      // A follower in its turn whose engine of the part is still loading (after a start, or a
+      // copy made before the engine was) declines at once, and the primary answers: the query
+      // neither waits for the load nor gets an answer from no documents.
+      const deferring = turn === 'follower';
       if (api.queryValue !== undefined) {
         // in-process: values, no msgpack round trip
-        const r = api.queryValue({ ref, kind: p.kind, payload: value });
+        const r = api.queryValue({ ref, kind: p.kind, payload: deferring ? { ...value, defer_loading: true } : value });
         result = (r instanceof Promise ? await r : r) as PartResult;
       } else {
-        packed ??= pack(value);
-        const r = await api.query({ ref, kind: p.kind, payload: packed });
+        const payload = deferring ? (packedDeferring ??= pack({ ...value, defer_loading: true })) : (packed ??= pack(value));
+        const r = await api.query({ ref, kind: p.kind, payload });
         result = unpack(r.result) as PartResult;
       }
       // the part's own breakdown (where it ran, queueing, engine stages) follows the round trip

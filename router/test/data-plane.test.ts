@@ -130,6 +130,22 @@ describe('DataPlane reads over replicas', () => {
     expect(s2.calls.every((c) => c.endsWith(`#${p0}`))).toBe(true);
   });
 
+  it('tells the call which turn it is: the primary, a follower, or a follower standing in for the primary', async () => {
+    const s = setup({ initial: replicated(['a', 'b']), members: [member('a'), member('b')] });
+    await s.data.start();
+    const turns: string[] = [];
+    const readTurn = () => s.data.queryAllParts(tenant, physical, async (api, ref, node, turn) => {
+      await api.indexStats({ ref });
+      turns.push(`${node}:${turn}`);
+      return node as string;
+    });
+    await readTurn();
+    await readTurn();
+    s.behaviour.set('a', async () => fail('unavailable', { reason: 'node down' }));
+    await readTurn(); // a's turn fails: b stands in
+    expect(turns).toEqual(['a:primary', 'b:follower', 'b:stand-in']);
+  });
+
   it("gives a follower's failure to the primary, and the primary's to a follower", async () => {
     const s = setup({ initial: replicated(['a', 'b']), members: [member('a'), member('b')] });
     await s.data.start();

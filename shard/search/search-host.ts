@@ -236,6 +236,8 @@ export class SearchHost implements QueryHandler {
   private readonly builds = { eventLoop: 0, pool: 0 };
   /** interim engines replaced by a build from the stored documents */
   private rebuilt = 0;
+  /** queries refused while their engine loaded (see query) */
+  private deferredLoads = 0;
   /**
    * Builds in place of interim engines, one at a time: after an upgrade every part read back at
    * the start has one, and each build holds a second engine of its part until it takes over.
@@ -652,7 +654,20 @@ export class SearchHost implements QueryHandler {
     if (ctx.kind === 'warm') return this.warm(ctx);
     if (ctx.kind === 'unload') return this.unloadNow(ctx);
     const loaded = this.loadedFor(ctx.store, ctx.ref);
-    return loaded instanceof Promise ? this.afterLoad(loaded, ctx) : this.answer(loaded, ctx);
+    if (!(loaded instanceof Promise)) return this.answer(loaded, ctx);
+    if ((ctx.payload as { defer_loading?: unknown } | undefined)?.defer_loading === true) {
+      // A follower's turn (the router asks the primary instead): the load goes on for the next
+      // one, and this query does not wait for it. Its failure is the next query's to see.
+      loaded.catch(() => undefined);
+      this.deferredLoads++;
+      fail('unavailable', { reason: `The search engine of index part ${ctx.ref.part} is loading on this replica` });
+    }
+    return this.afterLoad(loaded, ctx);
+  }
+
+  /** Queries refused at once (`defer_loading`) because their part's engine was loading here. */
+  get queriesDeferred(): number {
+    return this.deferredLoads;
   }
 
   /**

@@ -182,6 +182,29 @@ describe('unloading a large engine', () => {
     expect(host.engineBuilds.pool).toBe(2);
   }, 30_000);
 
+  it("declines a follower's turn at once while the part's engine loads, and answers it once loaded", async () => {
+    const before = await answers();
+    await until(() => host.engineUnloads === 1, 'the unload');
+    const deferring = () => shard.queryValue({ ref, kind: 'typeahead', payload: { query: 'dewalt im', limit: 10, defer_loading: true } }) as Promise<Answer> | Answer;
+    const started = Date.now();
+    await expect(Promise.resolve().then(deferring)).rejects.toMatchObject({ code: 'unavailable' });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(host.queriesDeferred).toBe(1);
+    // the load it started goes on: a later turn is answered, with no other load begun
+    const loads = host.engineBuilds.pool + host.engineUnloads;
+    await sleep(500);
+    let answered: Answer | null = null;
+    for (let i = 0; i < 100 && answered === null; i++) {
+      try {
+        answered = await deferring();
+      } catch {
+        await sleep(50);
+      }
+    }
+    expect(answered?.suggestions).toEqual(before.typeahead);
+    expect(host.engineBuilds.pool + host.engineUnloads).toBe(loads);
+  }, 30_000);
+
   /** The unloaded part's snapshot, stamped with engine format `version`; a log that keeps what the host says. */
   async function unloadedAs(version: number): Promise<{ file: string; logged: { level: string; msg: string; fields: Record<string, unknown> }[] }> {
     await until(() => host.engineUnloads === 1, 'the unload');
