@@ -99,6 +99,19 @@ describe('partition hand-off between shard nodes', () => {
     }
   }
 
+  /** Nodes A and B, each answering queries from a SearchHost of its own (engines built in place). */
+  async function startSearching(): Promise<{ a: Running; b: Running; hosts: SearchHost[] }> {
+    const a = await start(A);
+    const b = await start(B);
+    const hosts = [a, b].map((r) => {
+      const host = new SearchHost({ dataDir: r.dir, log: quietLogger, pool: null, engineIdleMs: 0 });
+      r.node.setQueryHandler(host);
+      r.node.onChange(host.onChange);
+      return host;
+    });
+    return { a, b, hosts };
+  }
+
   /** Writes like a router: to the primary of the current table, retrying wrong_owner. */
   async function routedWrite(fn: (node: ShardNode, ref: pb.IndexRef) => Promise<unknown>): Promise<void> {
     for (let attempt = 0; attempt < 200; attempt++) {
@@ -179,14 +192,7 @@ describe('partition hand-off between shard nodes', () => {
   });
 
   it('loads the engine of a moved index part on the target before the switch, and it follows the writes forwarded meanwhile', async () => {
-    const a = await start(A);
-    const b = await start(B);
-    const hosts = [a, b].map((r) => {
-      const host = new SearchHost({ dataDir: r.dir, log: quietLogger, pool: null, engineIdleMs: 0 });
-      r.node.setQueryHandler(host);
-      r.node.onChange(host.onChange);
-      return host;
-    });
+    const { a, b, hosts } = await startSearching();
     const targetHost = hosts[1]!;
     await put(placed([A]));
     await until('tables', () => a.node.placement?.epoch === 1 && b.node.placement?.epoch === 1);
@@ -259,14 +265,7 @@ describe('partition hand-off between shard nodes', () => {
   });
 
   it("serves reads on a follower from an engine that follows the primary's writes as they are replicated", async () => {
-    const a = await start(A);
-    const b = await start(B);
-    const hosts = [a, b].map((r) => {
-      const host = new SearchHost({ dataDir: r.dir, log: quietLogger, pool: null, engineIdleMs: 0 });
-      r.node.setQueryHandler(host);
-      r.node.onChange(host.onChange);
-      return host;
-    });
+    const { a, b, hosts } = await startSearching();
     const followerHost = hosts[1]!;
     await put(placed([A, B]));
     await until('tables', () => a.node.placement?.epoch === 1 && b.node.placement?.epoch === 1);
