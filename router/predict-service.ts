@@ -144,7 +144,7 @@ export class PredictService {
     const types = new Set<PredictionType>(p.allowedTypes ?? (config.default_types && config.default_types.length > 0 ? config.default_types : PREDICTION_TYPES));
     const mappings = config.action_mappings ?? {};
     const fields = [...new Set(Object.values(mappings).flatMap((m) => (m ? [m.target_field, m.label_field] : [])))];
-    const payload = pack({
+    const value = {
       query: p.query,
       candidates: CANDIDATES_PER_SOURCE,
       fields,
@@ -153,8 +153,13 @@ export class PredictService {
       ...(ranking.payload ? { ranking: ranking.payload } : {}),
       ...(suggestRanking.payload ? { suggest_ranking: suggestRanking.payload } : {}),
       ...(resolved.index.schema?.events !== undefined ? { behavior: resolved.index.schema.events } : {}),
-    });
-    const parts = await this.data.queryAllParts(p.tenant, physical, async (api, ref) => unpack((await api.query({ ref, kind: 'predict', payload })).result) as PredictPartResult);
+    };
+    const payload = pack(value);
+    let deferring: Buffer | null = null;
+    // a follower in its turn declines while its engine of the part loads (see SearchService)
+    const parts = await this.data.queryAllParts(p.tenant, physical, async (api, ref, _node, turn) =>
+      unpack((await api.query({ ref, kind: 'predict', payload: turn === 'follower' ? (deferring ??= pack({ ...value, defer_loading: true })) : payload })).result) as PredictPartResult,
+    );
     const gathered = performance.now();
 
     const corrected = pickCorrection(parts);
