@@ -13,9 +13,10 @@
 //      forwarded write already set (they are newer);
 //   4. ownership switch: pauses writes to the partition, lets those in flight finish (each was
 //      forwarded), and completes the move in the placement table (epoch CAS, `completeMove`).
-//   The target answers SendSnapshot once the engines of the copy's large index parts are loaded
-//   (at most `warmMaxMs`), and they follow the writes forwarded from then on: the first queries
-//   the switch sends it do not wait for a build, or answer from no documents past the wait.
+//   The target answers SendSnapshot once the engines of the copy's large index parts that the
+//   source has loaded (named in BeginTransfer) are loaded (at most `warmMaxMs`), and they follow
+//   the writes forwarded from then on: the first queries the switch sends it do not wait for a
+//   build, or answer from no documents past the wait. Parts nobody queried stay unloaded.
 //   Writes that waited see the new table and are refused with `wrong_owner`; the router retries
 //   them on the new owner. A failure anywhere restarts the move from step 1.
 // - Receiving side: applies BeginTransfer/SendSnapshot/Replicate for partitions it is the target
@@ -68,8 +69,10 @@ export interface HandoffHost {
   adoptPlacement(table: PlacementTable): void;
   /** the search engine drops what it built from this partition */
   forgetEngine(partition: number): void;
-  /** the search engine loads the large index parts of this partition; resolves with the parts loaded */
-  warmEngines(partition: number): Promise<number>;
+  /** index parts of this partition whose search engines are loaded here (see BeginTransferRequest.loaded_parts) */
+  loadedParts(partition: number): string[];
+  /** the search engine loads those of `parts` of this partition that are large; resolves with the parts loaded */
+  warmEngines(partition: number, parts: readonly string[]): Promise<number>;
   /** writes from the primary are about to reach this replica's store (see ShardNode.beforeReplicaWrite) */
   beforeReplicaWrite(partition: number, ops: readonly BatchOp[]): void;
   /** writes from the primary were applied to this replica's store (see ShardNode.replicaWritten) */
@@ -112,6 +115,8 @@ interface Inbound {
   touched: Set<string> | null;
   /** every write to the partition on this node goes through this chain while a copy is in */
   chain: Promise<unknown>;
+  /** index parts whose engines the source has loaded: loaded here before the switch */
+  loadedParts: readonly string[];
 }
 
 export interface MoveStatus {
@@ -318,7 +323,7 @@ export class PartitionHandoff {
     const epoch = this.host.placement?.epoch ?? 0;
     this.log.info('partition move started', { partition, to, move: out.moveId, epoch });
     const api = this.opts.peers.client(to);
-    await api.beginTransfer({ partition, moveId: out.moveId, fromNode: self, epoch });
+    await api.beginTransfer({ partition, moveId: out.moveId, fromNode: self, epoch, loadedParts: this.host.loadedParts(partition) });
     if (out.aborted) return false;
     // from here every write is forwarded; the snapshot below is taken after this point, so a
     // write is in the snapshot, forwarded, or both
@@ -383,7 +388,7 @@ export class PartitionHandoff {
     if (t && t.epoch > req.epoch && !expected) fail('wrong_owner', { partition: p, epoch: t.epoch });
     if (t?.nodes[p]?.includes(self)) fail('conflict', { reason: `Node ${self} already holds partition ${p}` });
     const previous = this.inbound.get(p);
-    const inb: Inbound = { moveId: req.moveId, from: req.fromNode, touched: new Set(), chain: Promise.resolve() };
+    const inb: Inbound = { moveId: req.moveId, from: req.fromNode, touched: new Set(), chain: Promise.resolve(), loadedParts: req.loadedParts ?? [] };
     this.inbound.set(p, inb);
     const timer = this.drops.get(p);
     if (timer) {
@@ -437,7 +442,7 @@ export class PartitionHandoff {
     const warmStarted = Date.now();
     let engines = 0;
     try {
-      engines = await withTimeout(this.host.warmEngines(partition), this.opts.warmMaxMs ?? MOVE_WARM_MAX_MS);
+      engines = await withTimeout(this.host.warmEngines(partition, inb.loadedParts), this.opts.warmMaxMs ?? MOVE_WARM_MAX_MS);
     } catch (err) {
       // the move goes on: the engines go on loading, or the first query builds them
       this.log.warn('engines of a partition copy not loaded before the switch', { partition, err: String((err as Error)?.message ?? err) });

@@ -30,6 +30,9 @@ export interface QueryContext extends IndexContext {
   payload: unknown;
 }
 
+/** An index part's name in `loadedParts` (and BeginTransferRequest.loaded_parts). */
+export const partName = (ref: Pick<pb.IndexRef, 'tenantId' | 'physicalIndexId' | 'part'>): string => `${ref.tenantId}\0${ref.physicalIndexId}\0${ref.part}`;
+
 export interface QueryHandler {
   /** The partial result of one index part (msgpack-encoded into QueryResponse.result). */
   query(ctx: QueryContext): unknown;
@@ -38,11 +41,16 @@ export interface QueryHandler {
   /** Drops whatever was built from a partition whose data was replaced or moved away. */
   forgetPartition?(partition: number): void;
   /**
-   * Loads what queries of a partition's large index parts need, one part at a time: a copy that
-   * arrived by a move, before the placement switch sends it queries. Resolves with the parts
-   * loaded.
+   * Index parts of the partition with what their queries need loaded here, each as its tenant
+   * id, physical index id and part number joined by NUL (see `partName`).
    */
-  warmPartition?(store: PartitionStore, partition: number, epoch: number): Promise<number>;
+  loadedParts?(partition: number): string[];
+  /**
+   * Loads what queries of the partition's large index parts among `parts` need, one part at a
+   * time: a copy that arrived by a move, before the placement switch sends it queries, for the
+   * parts the source had loaded. Resolves with the parts loaded.
+   */
+  warmPartition?(store: PartitionStore, partition: number, epoch: number, parts: ReadonlySet<string>): Promise<number>;
   /**
    * A replica of the partition applied writes from its primary: they reach the store, not the
    * change feed, so anything built from the partition here is behind them. Called when they

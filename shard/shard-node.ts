@@ -171,10 +171,15 @@ export class ShardNode implements ShardApi, HandoffHost {
     this.queryHandler.forgetPartition?.(partition);
   }
 
-  /** HandoffHost: the engine loads the large index parts of a partition copy (see QueryHandler.warmPartition). */
-  async warmEngines(partition: number): Promise<number> {
-    if (!this.queryHandler.warmPartition) return 0;
-    return this.queryHandler.warmPartition(await this.store(partition), partition, this.table?.epoch ?? 0);
+  /** HandoffHost: index parts of the partition whose engines are loaded here. */
+  loadedParts(partition: number): string[] {
+    return this.queryHandler.loadedParts?.(partition) ?? [];
+  }
+
+  /** HandoffHost: the engine loads large index parts of a partition copy (see QueryHandler.warmPartition). */
+  async warmEngines(partition: number, parts: readonly string[]): Promise<number> {
+    if (!this.queryHandler.warmPartition || parts.length === 0) return 0;
+    return this.queryHandler.warmPartition(await this.store(partition), partition, this.table?.epoch ?? 0, new Set(parts));
   }
 
   /**

@@ -49,6 +49,11 @@ export interface BeginTransferRequest {
   moveId: string;
   fromNode: string;
   epoch: number;
+  /**
+   * index parts of the partition whose search engines the source has loaded (tenant id, physical
+   * index id and part number joined by NUL): the target loads them before the switch
+   */
+  loadedParts: string[];
 }
 
 export interface BeginTransferResponse {
@@ -191,7 +196,7 @@ export const KeyOp: MessageFns<KeyOp> = {
 };
 
 function createBaseBeginTransferRequest(): BeginTransferRequest {
-  return { partition: 0, moveId: "", fromNode: "", epoch: 0 };
+  return { partition: 0, moveId: "", fromNode: "", epoch: 0, loadedParts: [] };
 }
 
 export const BeginTransferRequest: MessageFns<BeginTransferRequest> = {
@@ -207,6 +212,9 @@ export const BeginTransferRequest: MessageFns<BeginTransferRequest> = {
     }
     if (message.epoch !== 0) {
       writer.uint32(32).uint64(message.epoch);
+    }
+    for (const v of message.loadedParts) {
+      writer.uint32(42).string(v!);
     }
     return writer;
   },
@@ -256,6 +264,14 @@ export const BeginTransferRequest: MessageFns<BeginTransferRequest> = {
             message.epoch = longToNumber(reader.uint64());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.loadedParts.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -282,6 +298,11 @@ export const BeginTransferRequest: MessageFns<BeginTransferRequest> = {
         ? globalThis.String(object.from_node)
         : "",
       epoch: isSet(object.epoch) ? globalThis.Number(object.epoch) : 0,
+      loadedParts: globalThis.Array.isArray(object?.loadedParts)
+        ? object.loadedParts.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.loaded_parts)
+        ? object.loaded_parts.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -299,6 +320,9 @@ export const BeginTransferRequest: MessageFns<BeginTransferRequest> = {
     if (message.epoch !== 0) {
       obj.epoch = Math.round(message.epoch);
     }
+    if (message.loadedParts?.length) {
+      obj.loadedParts = message.loadedParts;
+    }
     return obj;
   },
 
@@ -311,6 +335,7 @@ export const BeginTransferRequest: MessageFns<BeginTransferRequest> = {
     message.moveId = object.moveId ?? "";
     message.fromNode = object.fromNode ?? "";
     message.epoch = object.epoch ?? 0;
+    message.loadedParts = object.loadedParts?.map((e) => e) || [];
     return message;
   },
 };

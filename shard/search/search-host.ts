@@ -31,7 +31,7 @@ import { parseRankingPayload } from '../engine/ranking-rules.js';
 import { round3 } from '../engine/stage-clock.js';
 import { withTimeout } from '../../node/runtime/timeout.js';
 import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type EngineProfile, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
-import type { IndexContext, QueryContext, QueryHandler, UnloadState, WarmRequest, WarmState } from '../query-handler.js';
+import { partName, type IndexContext, type QueryContext, type QueryHandler, type UnloadState, type WarmRequest, type WarmState } from '../query-handler.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
 import type { Segment } from '../engine/segment.js';
@@ -911,11 +911,11 @@ export class SearchHost implements QueryHandler {
    * otherwise wait for the build and, past `loadWaitMs`, answer from no documents. Smaller parts
    * build at their first query in a fraction of a second. Resolves with the parts loaded here.
    */
-  async warmPartition(store: PartitionStore, partition: number, epoch: number): Promise<number> {
+  async warmPartition(store: PartitionStore, partition: number, epoch: number, parts: ReadonlySet<string>): Promise<number> {
     let loaded = 0;
     for (const info of [...store.indexParts()]) {
       if (this.closing || store.isClosed) break;
-      if (info.documentCount < WARM_AFTER_WRITES_MIN_DOCUMENTS) continue;
+      if (info.documentCount < WARM_AFTER_WRITES_MIN_DOCUMENTS || !parts.has(partName(info))) continue;
       const ref: pb.IndexRef = { tenantId: info.tenantId, physicalIndexId: info.physicalIndexId, part: info.part, parts: info.parts, partition, epoch };
       const loading = this.loadedFor(store, ref);
       if (!(loading instanceof Promise)) continue;
@@ -928,6 +928,13 @@ export class SearchHost implements QueryHandler {
       }
     }
     return loaded;
+  }
+
+  /** Index parts of the partition whose engines are loaded (or loading) here. */
+  loadedParts(partition: number): string[] {
+    const out: string[] = [];
+    for (const entry of this.entries.values()) if (entry.partition === partition) out.push(partName(entry.ref));
+    return out;
   }
 
   /** The partition's data was replaced (a copy arrived) or left this node: its engines are stale. */

@@ -22,6 +22,7 @@ import { shardGrpcService } from '../shard-grpc-service.js';
 import { ShardNode } from '../shard-node.js';
 import { doc, quietLogger, refOf, rejection, titleOf } from './helpers.js';
 import { SearchHost } from '../search/search-host.js';
+import { partName } from '../query-handler.js';
 import { encodeEvents, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 
 const P = 4;
@@ -196,9 +197,12 @@ describe('partition hand-off between shard nodes', () => {
     const targetHost = hosts[1]!;
     await put(placed([A]));
     await until('tables', () => a.node.placement?.epoch === 1 && b.node.placement?.epoch === 1);
-    // a part large enough to be loaded ahead (2,000 documents or more)
+    // a part large enough to be loaded ahead (2,000 documents or more), and another as large in
+    // the same partition that nobody queries
+    const idle = Array.from({ length: 200 }, (_, i) => refOf('acme', `idle-${i}`, { partitions: P })).find((r) => r.partition === p)!;
     for (let i = 0; i < 2_400; i += 400) {
       await routedWrite((n, r) => n.upsert({ ref: r, documents: Array.from({ length: 400 }, (_, j) => doc(`d${i + j}`, `Wombat Kettle ${i + j}`)), maxDocuments: 0 }));
+      await a.node.upsert({ ref: idle, documents: Array.from({ length: 400 }, (_, j) => doc(`i${i + j}`, `Idle Lamp ${i + j}`)), maxDocuments: 0 });
     }
     const loadedOn = (host: SearchHost) => (host.indexStats({ store: undefined as never, ref }) as { loaded: boolean }).loaded;
     const titles = async (node: ShardNode, query: string) =>
@@ -229,9 +233,10 @@ describe('partition hand-off between shard nodes', () => {
       const t = await coordinator.getPlacement();
       return t!.nodes[p]![0] === B && (t!.moves ?? []).length === 0;
     });
-    // loaded before any query reached the new owner
+    // loaded before any query reached the new owner; the part nobody queried is not
     expect(targetHost.warmLoads).toBe(1);
     expect(loadedOn(targetHost)).toBe(true);
+    expect(targetHost.loadedParts(p)).toEqual([partName(ref)]);
     await until('writes after the switch', () => written > 5);
     writing = false;
     await writer;
@@ -326,7 +331,7 @@ describe('partition hand-off between shard nodes', () => {
     // unknown move
     expect((await rejection(api.replicate({ partition: p, epoch: 1, fromNode: A, moveId: 'nope', ops: [] }))).code).toBe('conflict');
     // a partition that does not exist
-    expect((await rejection(api.beginTransfer({ partition: 99, moveId: 'm', fromNode: A, epoch: 1 }))).code).toBe('bad_request');
+    expect((await rejection(api.beginTransfer({ partition: 99, moveId: 'm', fromNode: A, epoch: 1, loadedParts: [] }))).code).toBe('bad_request');
     // a replica write to a node that is not a follower at that epoch
     expect((await rejection(api.replicate({ partition: p, epoch: 1, fromNode: A, moveId: '', ops: [{ key: Buffer.from('x'), value: Buffer.from('y'), delete: false }] }))).code).toBe('wrong_owner');
     // a deposed primary (older epoch, not the primary in C's table) is fenced off
@@ -341,7 +346,7 @@ describe('partition hand-off between shard nodes', () => {
     // a snapshot whose sender fails mid-stream is not taken as complete
     await put(placed([A], [{ partition: p, to: C, replaces: null, started_at: new Date().toISOString() }]));
     await until('the move completes', async () => (await coordinator.getPlacement())!.nodes[p]!.includes(C));
-    const begun = await api.beginTransfer({ partition: (p + 1) % P, moveId: 'm2', fromNode: A, epoch: 99 });
+    const begun = await api.beginTransfer({ partition: (p + 1) % P, moveId: 'm2', fromNode: A, epoch: 99, loadedParts: [] });
     expect(begun.nodeId).toBe(C);
     async function* broken() {
       yield { partition: (p + 1) % P, moveId: 'm2', entries: [{ key: Buffer.from('k'), value: Buffer.from('v'), delete: false }] };
