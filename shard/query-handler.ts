@@ -30,9 +30,6 @@ export interface QueryContext extends IndexContext {
   payload: unknown;
 }
 
-/** An index part's name in `loadedParts` (and BeginTransferRequest.loaded_parts). */
-export const partName = (ref: Pick<pb.IndexRef, 'tenantId' | 'physicalIndexId' | 'part'>): string => `${ref.tenantId}\0${ref.physicalIndexId}\0${ref.part}`;
-
 export interface QueryHandler {
   /** The partial result of one index part (msgpack-encoded into QueryResponse.result). */
   query(ctx: QueryContext): unknown;
@@ -41,8 +38,8 @@ export interface QueryHandler {
   /** Drops whatever was built from a partition whose data was replaced or moved away. */
   forgetPartition?(partition: number): void;
   /**
-   * Index parts of the partition with what their queries need loaded here, each as its tenant
-   * id, physical index id and part number joined by NUL (see `partName`).
+   * Index parts of the partition with what their queries need loaded here, each as its
+   * `indexPartId`.
    */
   loadedParts?(partition: number): string[];
   /**

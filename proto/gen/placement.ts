@@ -50,8 +50,8 @@ export interface BeginTransferRequest {
   fromNode: string;
   epoch: number;
   /**
-   * index parts of the partition whose search engines the source has loaded (tenant id, physical
-   * index id and part number joined by NUL): the target loads them before the switch
+   * index parts of the partition whose search engines the source has loaded (each as
+   * shard/index-keys.ts indexPartId writes it): the target loads them before the switch
    */
   loadedParts: string[];
 }

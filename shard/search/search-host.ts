@@ -31,7 +31,8 @@ import { parseRankingPayload } from '../engine/ranking-rules.js';
 import { round3 } from '../engine/stage-clock.js';
 import { withTimeout } from '../../node/runtime/timeout.js';
 import { AUTOCOMPLETE_MODES, VECTOR_BACKENDS, type AutocompleteMode, type AutocompleteRequest, type AutocompleteResult, type EngineProfile, type TypeaheadRequest, type TypeaheadResult, type VectorBackend } from '../engine/types.js';
-import { partName, type IndexContext, type QueryContext, type QueryHandler, type UnloadState, type WarmRequest, type WarmState } from '../query-handler.js';
+import type { IndexContext, QueryContext, QueryHandler, UnloadState, WarmRequest, WarmState } from '../query-handler.js';
+import { indexPartId } from '../index-keys.js';
 import type { PartitionStore } from '../partition-store.js';
 import type { ChangeEvent } from '../shard-node.js';
 import type { Segment } from '../engine/segment.js';
@@ -729,19 +730,28 @@ export class SearchHost implements QueryHandler {
     const req = ctx.payload as WarmRequest | undefined;
     if (typeof req?.min_documents === 'number' && documents < req.min_documents) return { state: 'skipped', documents };
     if (req?.snapshot_only === true && !this.held.has(key) && !this.snapshotMatches(ctx.ref, stats)) return { state: 'skipped', documents };
-    return this.startWarmLoad(ctx.store, ctx.ref) ? { state: 'loading', documents } : { state: 'ready', documents };
+    return this.startWarmLoad(ctx.store, ctx.ref) !== null ? { state: 'loading', documents } : { state: 'ready', documents };
   }
 
   /**
    * Starts the load a query would start, for no query (a warm-up); false when the engine was
    * loaded at once. A failure is logged: the next query or warm-up tries again.
    */
-  private startWarmLoad(store: PartitionStore, ref: pb.IndexRef): boolean {
+  /**
+   * Starts the load of a part not loaded yet: whether it succeeded (a failure is logged), or null
+   * when the part is loaded or loading.
+   */
+  private startWarmLoad(store: PartitionStore, ref: pb.IndexRef): Promise<boolean> | null {
     const loaded = this.loadedFor(store, ref);
-    if (!(loaded instanceof Promise)) return false;
+    if (!(loaded instanceof Promise)) return null;
     this.warmLoadsStarted++;
-    loaded.catch((err: unknown) => this.opts.log?.warn('engine warm-up failed', { err, index: ref.physicalIndexId, part: ref.part }));
-    return true;
+    return loaded.then(
+      () => true,
+      (err: unknown) => {
+        this.opts.log?.warn('engine warm-up failed', { err, index: ref.physicalIndexId, part: ref.part });
+        return false;
+      },
+    );
   }
 
   /**
@@ -915,17 +925,9 @@ export class SearchHost implements QueryHandler {
     let loaded = 0;
     for (const info of [...store.indexParts()]) {
       if (this.closing || store.isClosed) break;
-      if (info.documentCount < WARM_AFTER_WRITES_MIN_DOCUMENTS || !parts.has(partName(info))) continue;
+      if (info.documentCount < WARM_AFTER_WRITES_MIN_DOCUMENTS || !parts.has(indexPartId(info.tenantId, info.physicalIndexId, info.part))) continue;
       const ref: pb.IndexRef = { tenantId: info.tenantId, physicalIndexId: info.physicalIndexId, part: info.part, parts: info.parts, partition, epoch };
-      const loading = this.loadedFor(store, ref);
-      if (!(loading instanceof Promise)) continue;
-      this.warmLoadsStarted++;
-      try {
-        await loading;
-        loaded++;
-      } catch (err) {
-        this.opts.log?.warn('engine warm-up failed', { err, index: ref.physicalIndexId, part: ref.part });
-      }
+      if (await this.startWarmLoad(store, ref)) loaded++;
     }
     return loaded;
   }
@@ -933,7 +935,7 @@ export class SearchHost implements QueryHandler {
   /** Index parts of the partition whose engines are loaded (or loading) here. */
   loadedParts(partition: number): string[] {
     const out: string[] = [];
-    for (const entry of this.entries.values()) if (entry.partition === partition) out.push(partName(entry.ref));
+    for (const entry of this.entries.values()) if (entry.partition === partition) out.push(indexPartId(entry.ref.tenantId, entry.ref.physicalIndexId, entry.ref.part));
     return out;
   }
 
@@ -1181,8 +1183,9 @@ export class SearchHost implements QueryHandler {
         await this.opts.onRebuilt?.(entry.ref);
       } catch (err) {
         entry.rebuild = null;
-        if (!gone()) this.opts.log?.warn('building a part again in place of an older snapshot format failed; the interim engine goes on answering', { err, index: entry.ref.physicalIndexId, part: entry.ref.part });
-        return;
+        // logged by the caller, unless the part went meanwhile
+        if (gone()) return;
+        throw err;
       }
       if (entry.rebuild === rebuild) entry.rebuild = null;
       if (gone() || rebuild.overflow) {

@@ -22,7 +22,7 @@ import { shardGrpcService } from '../shard-grpc-service.js';
 import { ShardNode } from '../shard-node.js';
 import { doc, quietLogger, refOf, rejection, titleOf } from './helpers.js';
 import { SearchHost } from '../search/search-host.js';
-import { partName } from '../query-handler.js';
+import { indexPartId } from '../index-keys.js';
 import { encodeEvents, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 
 const P = 4;
@@ -236,7 +236,7 @@ describe('partition hand-off between shard nodes', () => {
     // loaded before any query reached the new owner; the part nobody queried is not
     expect(targetHost.warmLoads).toBe(1);
     expect(loadedOn(targetHost)).toBe(true);
-    expect(targetHost.loadedParts(p)).toEqual([partName(ref)]);
+    expect(targetHost.loadedParts(p)).toEqual([indexPartId(ref.tenantId, ref.physicalIndexId, ref.part)]);
     await until('writes after the switch', () => written > 5);
     writing = false;
     await writer;
