@@ -16,9 +16,10 @@ const ENTITY = /&(amp|quot|apos|lt|gt|nbsp|shy|#39|#34|#38|#173);/g;
 // carrying one ("Sam\u00adsung" with a soft hyphen, "sam\u200bsung" pasted from a web page, the
 // word joiner, a byte-order mark, the zero-width joiner of Indic words, bidirectional marks,
 // variation selectors) is the word typed without it. Applied to documents and queries alike.
-// The zero-width non-joiner is not among them: it separates the parts of a Persian word
-// ("می\u200cخواهم"), which people type with a space as often, so it reads as a space (as
-// Lucene's Persian analysis has it).
+// The zero-width non-joiner is not among them: it sits between the parts of a Persian word
+// ("می\u200cخواهم"), which people type with a space, or with nothing, as often. It is kept (one
+// inside a word; beside a space, another one or an end it goes), and the tokenizer joins the parts
+// as it joins a hyphen's: the word without it, and each part ("میخواهم", "می", "خواهم").
 // each listed code point is removed alone (none combines with what precedes it here)
 // eslint-disable-next-line no-misleading-character-class
 const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b\u200d-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
@@ -50,7 +51,9 @@ const PUNCT: Record<string, string> = {
 };
 const TYPOGRAPHIC = /[\u2018\u2019\u201a\u201b\u2032\u00b4\u0060\u201c\u201d\u201e\u2033\u00ab\u00bb\u2010-\u2015\u2212\u2044\u2215]/g;
 
-const SPACES = /[\s\u200c]+/g;
+const SPACES = /\s+/g;
+// non-joiners beside whitespace, each other or an end: only one inside a word means anything
+const LOOSE_NON_JOINERS = /\s*\u200c[\s\u200c]*/g;
 
 // Pure ASCII input is by far the most common case; it needs only lower-casing and spacing.
 // eslint-disable-next-line no-control-regex
@@ -75,5 +78,6 @@ export function normalize(text: string): string {
 }
 
 function collapse(s: string): string {
+  if (s.includes('\u200c')) s = s.replace(LOOSE_NON_JOINERS, (m, at: number) => (/\s/.test(m) ? ' ' : at === 0 || at + m.length === s.length ? '' : '\u200c'));
   return s.replace(SPACES, ' ').trim();
 }

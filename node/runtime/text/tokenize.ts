@@ -40,7 +40,7 @@ export const MAX_TERM_LENGTH = 64;
 const CJK_CHAR = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30fc\u3005]/u;
 const CJK_RUN = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30fc\u3005]+/gu;
 // A run of word characters and the punctuation that can sit inside a word.
-const RUN = /[\p{L}\p{M}\p{N}'&+_./,"#-]+/gu;
+const RUN = /[\p{L}\p{M}\p{N}'&+_./,"#\u200c-]+/gu;
 const ALNUM = /[\p{L}\p{M}\p{N}]+/gu;
 const DIGITS = /^\p{Nd}+$/u;
 // a number: "12", "54.6", "1/2", "1,000", or a mixed number "1-1/2" (one and a half)
@@ -51,6 +51,9 @@ const MIXED = /^(\p{Nd}+)-(\p{Nd}+\/\p{Nd}+)/u;
 const SPACED_MIXED = /(?<![\p{L}\p{N}.,/-])(\p{Nd}{1,4}) (\p{Nd}{1,3})\/(\p{Nd}{1,3})(?![\p{N}/])/gu;
 const LETTER_DIGIT_BOUNDARY = /(?<=\p{Nd})(?=[\p{L}\p{M}])|(?<=[\p{L}\p{M}])(?=\p{Nd})/u;
 const LATIN_WORD = /^[a-z]+$/;
+// punctuation that joins the pieces on either side into one word with parts ("i-phone"); the
+// zero-width non-joiner of a Persian or Indic word among them ("می\u200cخواهم")
+const JOINERS = '-&+_.\u200c';
 
 // Units a shopper writes in many ways; the canonical form is emitted as an alternative when the
 // word follows a number (so "in" the preposition is left alone).
@@ -94,8 +97,8 @@ export function singular(word: string): string | null {
  * Splits text into terms. Every output term is normalized; positions count words.
  *
  * - apostrophes are dropped: "men's" -> "mens"
- * - hyphen, ampersand, plus, underscore and inner dots join: "i-phone" -> "iphone" + parts "i",
- *   "phone"; "at&t" -> "att" + "at", "t"
+ * - hyphen, ampersand, plus, underscore, inner dots and the zero-width non-joiner join:
+ *   "i-phone" -> "iphone" + parts "i", "phone"; "at&t" -> "att" + "at", "t"
  * - letters and digits split as parts: "65in" -> "65in" + "65", "in"; "rtx4090" -> "rtx", "4090"
  * - numbers keep decimals and fractions: "54.6", "1/2", "1,000" -> "1000"; `55"` -> "55in"
  * - a mixed number is one word with its whole number and fraction as parts: "1-1/2" and
@@ -198,7 +201,7 @@ function splitRun(run: string): RunWord[] {
       prevSegs[prevSegs.length - 1] = prev + sep + seg;
     } else if (sep === ',' && prevDigit && /^\p{Nd}{3}(?!\p{Nd})/u.test(seg)) {
       prevSegs[prevSegs.length - 1] = prev + seg;
-    } else if (sep.length === 1 && '-&+_.'.includes(sep) && !(sep === '-' && prevDigit && curDigit && NUMBER.test(prev) && NUMBER.test(seg))) {
+    } else if (sep.length === 1 && JOINERS.includes(sep) && !(sep === '-' && prevDigit && curDigit && NUMBER.test(prev) && NUMBER.test(seg))) {
       prevSegs.push(seg);
     } else {
       // a quote between two pieces ends the first one as a unit: 2"x4" -> 2in, x4in

@@ -103,10 +103,18 @@ describe('SuggestEngine', () => {
     expect(e.typeahead({ query: 'sam\u200bsung ga' }).normalized_query).toBe('samsung ga');
     // and the two-word "sam sung" is not the brand
     expect(ids(e.autocomplete({ query: 'sam sung rice' }))[0]).toBe('other');
-    // the non-joiner between the parts of a Persian word is where people type a space
-    e.upsert([{ id: 'fa', title: 'کتاب می\u200cخواهم', desc: '', manufacturer: 'Acme', raw: {} }]);
+    // the non-joiner between the parts of a Persian word is where people type a space, or nothing
+    e.upsert([
+      { id: 'fa', title: 'کتاب می\u200cخواهم', desc: '', manufacturer: 'Acme', raw: {} },
+      { id: 'hi', title: 'क्\u200cष परीक्षा', desc: '', manufacturer: 'Acme', raw: {} },
+    ]);
     expect(ids(e.typeahead({ query: 'کتاب می خ' }))).toEqual(['fa']);
     expect(ids(e.autocomplete({ query: 'می خواهم' }))[0]).toBe('fa');
+    expect(ids(e.typeahead({ query: 'میخوا' }))).toEqual(['fa']);
+    expect(ids(e.autocomplete({ query: 'میخواهم' }))[0]).toBe('fa');
+    expect(ids(e.autocomplete({ query: 'می\u200cخواهم' }))[0]).toBe('fa');
+    // in an Indic word it only chooses how the letters are drawn: the word is the same without it
+    expect(ids(e.autocomplete({ query: 'क्ष' }))[0]).toBe('hi');
   });
 
   it('lists the products of glued words split in typeahead when none has every word as typed', () => {

@@ -33,8 +33,10 @@ describe('normalize', () => {
     expect(normalize('sam\u200bsung')).toBe('samsung'); // zero-width space pasted from a page
     expect(normalize('sam\u2060sung \ufeffgalaxy')).toBe('samsung galaxy'); // word joiner, byte-order mark
     expect(normalize('\u202bمرحبا\u202c')).toBe('مرحبا'); // bidirectional embedding
-    // the non-joiner between the parts of a Persian word reads as the space people also type there
-    expect(normalize('می\u200cخواهم')).toBe('می خواهم');
+    // the non-joiner between the parts of a Persian word stays for the tokenizer (one, between letters)
+    expect(normalize('می\u200cخواهم')).toBe('می\u200cخواهم');
+    expect(normalize('می\u200c\u200cخواهم')).toBe('می\u200cخواهم');
+    expect(normalize('می\u200c خواهم \u200cکتاب\u200c')).toBe('می خواهم کتاب');
     expect(normalize('क्\u200dष')).toBe('क्ष');
     expect(normalize('\u200b\u200d')).toBe('');
     // what is left of visible spacing is unchanged
@@ -42,6 +44,6 @@ describe('normalize', () => {
   });
 
   it('is idempotent', () => {
-    for (const s of ['Crème', 'ＡＢＣ', 'Straße', '55" TV', 'at&t', '東京', 'a\u200b b', 'sam\u00adsung']) expect(normalize(normalize(s))).toBe(normalize(s));
+    for (const s of ['Crème', 'ＡＢＣ', 'Straße', '55" TV', 'at&t', '東京', 'a\u200b b', 'sam\u00adsung', 'می\u200c\u200c خواهم\u200c']) expect(normalize(normalize(s))).toBe(normalize(s));
   });
 });
