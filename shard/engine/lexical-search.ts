@@ -267,7 +267,25 @@ export const headStats = { lazyResumes: 0 };
 
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
-  const words = splitUnknownCompounds(snapshot, distinctWords(query.words, prefixLast).slice(0, MAX_WORDS));
+  const typed = distinctWords(query.words, prefixLast).slice(0, MAX_WORDS);
+  const words = splitUnknownCompounds(snapshot, typed);
+  const result = searchWords(snapshot, words, prefixLast, options);
+  // A compound split into parts that no document holds together ("vn260": "vn" and "260...") is
+  // more likely a model number a character off ("vn250"), which the compound's own typo walk
+  // finds. Taken only when it finds documents with every word, where the parts found none.
+  if (words.length > typed.length && (options.fuzzy ?? true) && !hasEveryWord(result)) {
+    const whole = searchWords(snapshot, typed, prefixLast, options);
+    if (hasEveryWord(whole)) return whole;
+  }
+  return result;
+}
+
+function hasEveryWord(result: LexicalResult): boolean {
+  for (const h of result.hits) if (h.matched >= result.words) return true;
+  return false;
+}
+
+function searchWords(snapshot: IndexSnapshot, words: QueryWord[], prefixLast: boolean, options: LexicalOptions): LexicalResult {
   if (words.length === 0 || snapshot.docCount === 0) return { hits: [], total: 0, words: 0 };
   const fuzzy = options.fuzzy ?? true;
   const expansions = words.map((w, i) => expandMemoized(snapshot, w, prefixLast && i === words.length - 1, fuzzy));

@@ -112,6 +112,23 @@ describe('lexicalSearch', () => {
     expect(search(docs, 't shirts ')).toEqual(['d']);
   });
 
+  it('reads an unknown compound as a model number a character off when no document holds its parts together', () => {
+    const docs = [
+      doc('battery', 'Lithium-Ion Battery for LG Cosmos VN250 Phones'),
+      doc('pack', 'PowerPack T2600 USB Battery'),
+      doc('card', 'RTX 4090 graphics card'),
+      doc('other', 'RTX4080 graphics card'),
+    ];
+    // "vn" and "260..." are in no document together: the compound's own typo walk finds VN250
+    expect(search(docs, 'vn260 ')[0]).toBe('battery');
+    expect(search(docs, 'vn260', { requireAll: true })).toEqual(['battery']);
+    expect(search(docs, 'lg vn260 ', { requireAll: true })).toEqual(['battery']);
+    // parts found together keep the split: "rtx4090" is RTX 4090, not the RTX4080 one edit away
+    expect(search(docs, 'rtx4090 ', { requireAll: true })).toEqual(['card']);
+    // without typo tolerance nothing is read into the compound
+    expect(search(docs, 'vn260', { requireAll: true, fuzzy: false })).toEqual([]);
+  });
+
   it('uses shared collection statistics when given', () => {
     const docs = [doc('a', 'alpha beta'), doc('b', 'alpha gamma')];
     const seg = new SegmentBuilder().addAll(docs).build();
