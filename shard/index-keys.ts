@@ -6,6 +6,8 @@
 //   0x01 len(T) T len(P) P part(u32 BE) doc_id          -> document body (msgpack, stored as sent)
 //   0x02 len(T) T len(P) P part(u32 BE)                 -> index part meta (see encodeMeta)
 //   0x03 len(T) T len(P) P part(u32 BE) seq(u64 BE)     -> engagement event (msgpack), in arrival order
+//   0x04 len(T) T len(P) P part(u32 BE)                 -> the part was dropped (empty value): later
+//                                                          writes to it are refused
 //
 // T (tenant id) and P (physical index id) are UTF-8 with a one-byte length (1..255 bytes);
 // doc_id is the raw UTF-8 tail of the key, so documents of one part sort by id (UTF-8 byte
@@ -17,6 +19,10 @@ export const FORMAT_VERSION = '1';
 export const DOC_TAG = 0x01;
 export const META_TAG = 0x02;
 export const EVENT_TAG = 0x03;
+export const DROPPED_TAG = 0x04;
+/** every dropped-part key lies in [DROPPED_START, DROPPED_END) */
+export const DROPPED_START = Buffer.from([DROPPED_TAG]);
+export const DROPPED_END = Buffer.from([DROPPED_TAG + 1]);
 /** every meta key lies in [META_START, META_END) */
 export const META_START = Buffer.from([META_TAG]);
 export const META_END = Buffer.from([META_TAG + 1]);
@@ -91,6 +97,8 @@ export class IndexKeys {
   /** exclusive upper bound of the document range */
   readonly docEnd: Buffer;
   readonly metaKey: Buffer;
+  /** written when the part is dropped (see PartitionStore.drop) */
+  readonly droppedKey: Buffer;
   /** prefix of every event key of this part, and the exclusive upper bound of that range */
   readonly eventPrefix: Buffer;
   readonly eventEnd: Buffer;
@@ -111,6 +119,7 @@ export class IndexKeys {
     body.writeUInt32BE(part >>> 0, o);
     this.docPrefix = Buffer.concat([Buffer.from([DOC_TAG]), body]);
     this.metaKey = Buffer.concat([Buffer.from([META_TAG]), body]);
+    this.droppedKey = Buffer.concat([Buffer.from([DROPPED_TAG]), body]);
     this.docEnd = prefixEnd(this.docPrefix);
     this.eventPrefix = Buffer.concat([Buffer.from([EVENT_TAG]), body]);
     this.eventEnd = prefixEnd(this.eventPrefix);
@@ -146,12 +155,19 @@ export class IndexKeys {
     if (k === null || k.kind !== 'meta') throw new Error('not an index meta key');
     return new IndexKeys(k.tenantId, k.physicalIndexId, k.part);
   }
+
+  /** The identity (`indexPartId`) of the part a dropped-part key names. */
+  static droppedPartId(key: Buffer): string {
+    const k = readKey(key);
+    if (k === null || k.kind !== 'dropped') throw new Error('not a dropped-part key');
+    return indexPartId(k.tenantId, k.physicalIndexId, k.part);
+  }
 }
 
 /** What a key of the layout above names; the format key is `format`. */
 export type StoredKey =
   | { kind: 'format' }
-  | { kind: 'doc' | 'meta' | 'event'; tenantId: string; physicalIndexId: string; part: number; docId: string; seq: number };
+  | { kind: 'doc' | 'meta' | 'event' | 'dropped'; tenantId: string; physicalIndexId: string; part: number; docId: string; seq: number };
 
 /**
  * Reads a key of the layout above back (a replica learns from the keys it is sent what changed);
@@ -161,7 +177,7 @@ export type StoredKey =
 export function readKey(key: Buffer): StoredKey | null {
   if (key.equals(FORMAT_KEY)) return { kind: 'format' };
   const tag = key[0];
-  const kind = tag === DOC_TAG ? 'doc' : tag === META_TAG ? 'meta' : tag === EVENT_TAG ? 'event' : null;
+  const kind = tag === DOC_TAG ? 'doc' : tag === META_TAG ? 'meta' : tag === EVENT_TAG ? 'event' : tag === DROPPED_TAG ? 'dropped' : null;
   if (kind === null || key.length < 2) return null;
   let o = 1;
   const tl = key[o++]!;
@@ -175,7 +191,7 @@ export function readKey(key: Buffer): StoredKey | null {
   const part = key.readUInt32BE(o);
   o += 4;
   const rest = key.length - o;
-  if (kind === 'meta' && rest !== 0) return null;
+  if ((kind === 'meta' || kind === 'dropped') && rest !== 0) return null;
   if (kind === 'event' && rest !== 8) return null;
   if (kind === 'doc' && rest === 0) return null;
   return {

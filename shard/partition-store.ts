@@ -14,6 +14,9 @@ import type * as pb from '../proto/gen/shard.js';
 import { fail } from '../node/runtime/errors.js';
 import { RocksDb, type BatchOp, type Entry, type RocksDbOptions, type RocksIterator } from './rocks-db.js';
 import {
+  DROPPED_END,
+  DROPPED_START,
+  DROPPED_TAG,
   FORMAT_KEY,
   FORMAT_VERSION,
   IndexKeys,
@@ -24,6 +27,8 @@ import {
   encodeMeta,
   indexPartId,
 } from './index-keys.js';
+
+const EMPTY_VALUE = Buffer.alloc(0);
 
 /** The fields of an IndexRef the store uses; the partition and epoch are the node's business. */
 export type IndexPartRef = Pick<pb.IndexRef, 'tenantId' | 'physicalIndexId' | 'part' | 'parts'>;
@@ -83,6 +88,13 @@ interface PartState {
 
 export class PartitionStore {
   private readonly parts = new Map<string, PartState>();
+  /**
+   * Index parts dropped here (`indexPartId`), kept for good on disk: a write that reaches a part
+   * after its drop (sent by a router before it learned of the delete, or queued behind it) is
+   * refused instead of bringing the part back as documents no index holds. Physical index ids
+   * are never reused.
+   */
+  private readonly dropped = new Set<string>();
   private documentCount = 0;
   private storedBytes = 0;
   private indexCount = 0;
@@ -128,6 +140,16 @@ export class PartitionStore {
     } else if (format.toString() !== FORMAT_VERSION) {
       throw new Error(`partition ${this.partition} has storage format ${format.toString()}; this build reads format ${FORMAT_VERSION}`);
     }
+    const marks = this.db.iterate({ gte: DROPPED_START, lt: DROPPED_END, values: false });
+    try {
+      for (;;) {
+        const batch = await marks.take(1024);
+        for (const { key } of batch) this.dropped.add(IndexKeys.droppedPartId(key));
+        if (marks.exhausted || batch.length < 1024) break;
+      }
+    } finally {
+      await marks.end();
+    }
     const it = this.db.iterate({ gte: META_START, lt: META_END });
     try {
       for (;;) {
@@ -164,6 +186,9 @@ export class PartitionStore {
    */
   async upsert(ref: IndexPartRef, documents: readonly pb.EncodedDocument[], maxDocuments = 0): Promise<pb.UpsertResponse> {
     this.open();
+    if (this.dropped.has(indexPartId(ref.tenantId, ref.physicalIndexId, ref.part))) {
+      fail('index_not_found', { index: ref.physicalIndexId, tenant: ref.tenantId });
+    }
     const state = this.stateFor(ref);
     this.beginWrite(state);
     try {
@@ -312,12 +337,22 @@ export class PartitionStore {
   /**
    * Removes every document and the meta of an index part; returns how many documents it removed.
    * Each chunk of `dropChunk` documents is one atomic batch that also rewrites the counters, so a
-   * crash midway leaves a smaller but consistent part, and dropping again finishes the job.
+   * crash midway leaves a smaller but consistent part, and dropping again finishes the job. The
+   * last batch marks the part dropped (see `dropped`); so does the drop of a part never written.
    */
   async drop(ref: IndexPartRef): Promise<number> {
     this.open();
+    const id = indexPartId(ref.tenantId, ref.physicalIndexId, ref.part);
     const state = this.existing(ref);
-    if (!state) return 0;
+    if (!state) {
+      if (!this.dropped.has(id)) {
+        const ops: BatchOp[] = [{ type: 'put', key: new IndexKeys(ref.tenantId, ref.physicalIndexId, ref.part).droppedKey, value: EMPTY_VALUE }];
+        await this.db.write(ops, this.sync);
+        this.dropped.add(id);
+        await this.ship(ops);
+      }
+      return 0;
+    }
     this.beginWrite(state);
     let removed = 0;
     let it: RocksIterator | undefined;
@@ -339,7 +374,7 @@ export class PartitionStore {
       for (;;) {
         const entries = await it.take(this.dropChunk);
         const last = it.exhausted || entries.length < this.dropChunk;
-        const ops = new Array<BatchOp>(entries.length + 1);
+        const ops = new Array<BatchOp>(entries.length + (last ? 2 : 1));
         let freed = 0;
         for (let i = 0; i < entries.length; i++) {
           const e = entries[i]!;
@@ -349,7 +384,9 @@ export class PartitionStore {
         ops[entries.length] = last
           ? { type: 'del', key: state.keys.metaKey }
           : { type: 'put', key: state.keys.metaKey, value: encodeMeta({ count: state.count - entries.length, bytes: state.bytes - freed, parts: state.parts, events: 0 }) };
+        if (last) ops[entries.length + 1] = { type: 'put', key: state.keys.droppedKey, value: EMPTY_VALUE };
         await this.db.write(ops, this.sync);
+        if (last) this.dropped.add(id);
         const shipped = this.ship(ops);
         state.count -= entries.length;
         state.bytes -= freed;
@@ -362,7 +399,7 @@ export class PartitionStore {
       // whatever the meta said, the part is gone; drift would only come from a corrupted counter
       this.documentCount -= state.count;
       this.storedBytes -= state.bytes;
-      this.parts.delete(indexPartId(ref.tenantId, ref.physicalIndexId, ref.part));
+      this.parts.delete(id);
       this.indexCount--;
       return removed;
     } finally {
@@ -474,6 +511,7 @@ export class PartitionStore {
     if (ops.length === 0) return;
     await this.db.write(ops as BatchOp[], this.sync);
     for (const op of ops) {
+      if (op.key[0] === DROPPED_TAG && op.type === 'put') this.dropped.add(IndexKeys.droppedPartId(op.key));
       if (op.key.length === 0 || op.key[0] !== META_TAG) continue;
       const keys = IndexKeys.fromMetaKey(op.key);
       const id = indexPartId(keys.tenantId, keys.physicalIndexId, keys.part);

@@ -4,7 +4,7 @@
 // primary ships each write as the key operations it applied (partition-store.ts, `ship`): a
 // document put is an upsert, a document delete a delete, an event put an engagement event, the
 // meta key's delete the end of an index part's drop; the rest (counters, event deletes of a
-// drop, the format key) changes nothing an engine holds.
+// drop, the dropped-part mark, the format key) changes nothing an engine holds.
 import type * as pb from '../proto/gen/shard.js';
 import { decodeEvent, type EngagementEvent } from '../node/runtime/engagement-event.js';
 import { readKey, type StoredKey } from './index-keys.js';

@@ -164,6 +164,42 @@ export function registerApiSuite(name: string, target: () => SuiteTarget): void 
         await api.call('DELETE', '/v1/indexes/products', { key: a.priv });
       });
 
+      it('leaves no documents behind from writes racing the delete of their index, on any router', async () => {
+        const stored = async () => {
+          const c = await api.call<{ nodes: { document_count: number | null }[] }>('GET', '/v1/admin/cluster', { key: admin });
+          expect(c.status).toBe(200);
+          return c.body.nodes.reduce((n, node) => n + (node.document_count ?? 0), 0);
+        };
+        const before = await stored();
+        const clients = target().urls.map((url) => new ApiClient(url));
+        for (let round = 0; round < 3; round++) {
+          const id = `racing-${round}`;
+          expect((await api.call('POST', '/v1/indexes', { key: a.priv, body: { index_id: id, name: 'Racing' } })).status).toBe(200);
+          let deleted = false;
+          const late: number[] = [];
+          const writes = Array.from({ length: 30 }, (_, i) =>
+            clients[i % clients.length]!.call<{ upserted: number }>('POST', `/v1/indexes/${id}/documents`, {
+              key: a.priv,
+              body: { documents: Array.from({ length: 5 }, (_, j) => ({ id: `w${i}-${j}`, title: `Racing widget ${i}` })) },
+            }).then((r) => {
+              if (deleted && r.status === 200) late.push(i);
+              return r;
+            }),
+          );
+          const drop = new Promise((resolve) => setTimeout(resolve, round * 5)).then(() => api.call('DELETE', `/v1/indexes/${id}`, { key: a.priv }));
+          const dropped = await drop.then((r) => {
+            deleted = true;
+            return r;
+          });
+          expect(dropped.status, JSON.stringify(dropped.body)).toBe(200);
+          for (const r of await Promise.all(writes)) expect([200, 404, 409], JSON.stringify(r.body)).toContain(r.status);
+          // no write is acknowledged once the delete has answered
+          expect(late).toEqual([]);
+        }
+        // and nothing acknowledged before it outlives the index on disk
+        expect(await stored()).toBe(before);
+      });
+
       it('reports the file-size limit with its source', async () => {
         const r = await api.call<Record<string, unknown>>('GET', '/v1/indexes/file-size-limit', { key: a.priv });
         expect(r.status).toBe(200);

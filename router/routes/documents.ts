@@ -10,6 +10,8 @@ import { Type } from '@sinclair/typebox';
 import { MAX_DOCUMENT_ATTRIBUTES, wellFormed, type RawValue, type SuggestDocument } from '../../node/runtime/document.js';
 import { SuggestError, fail, invalid } from '../../node/runtime/errors.js';
 import { partOf } from '../../node/runtime/hash.js';
+import type { TenantId } from '../../node/runtime/ids.js';
+import type { ResolvedIndex } from '../data-plane.js';
 import { defineRoute, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
 import { DocumentDeleted, DocumentList, DocumentPatch, DocumentView, DocumentsBody, IngestResponse } from '../schemas.js';
@@ -48,6 +50,16 @@ export function compareIds(a: string, b: string): number {
 
 export function documentRoutes(deps: RouterDeps): Route[] {
   const { data, limits } = deps;
+  /**
+   * A write that waited behind a delete of its index on this router (`serialize`) finds the
+   * physical index gone and is refused, rather than acknowledged and dropped with it. (A write
+   * from another router that reaches a part after its drop is refused by the shard.)
+   */
+  const assertStillThere = async (tenant: TenantId, target: ResolvedIndex, named: string): Promise<void> => {
+    const now = await data.physical(tenant, target.physical.physical_index_id);
+    if (now === null) fail('index_not_found', { index: named, tenant });
+    if (now.status === 'deleting') fail('conflict', { reason: `Index '${named}' is being deleted.` });
+  };
 
   return [
     defineRoute({
@@ -82,6 +94,7 @@ export function documentRoutes(deps: RouterDeps): Route[] {
         }
         if (groups.size === 0) return { index_id: named, upserted: 0, failed: 0, errors: [] };
         return data.serialize(t.id, target.physical.physical_index_id, async () => {
+          await assertStillThere(t.id, target, named);
           // spec rule 1: wait for the ingestion jobs running on this index (free when there is none)
           await deps.jobs.awaitIdle(t.id, target.physical.physical_index_id);
           const caps = await limits.check(t, target, groups);
@@ -185,6 +198,7 @@ export function documentRoutes(deps: RouterDeps): Route[] {
         const target = await data.resolve(t.id, index_id);
         assertWritable(target, index_id);
         return data.serialize(t.id, target.physical.physical_index_id, async () => {
+          await assertStillThere(t.id, target, index_id);
           const doc = await data.getDocument(t.id, target.physical, doc_id);
           if (!doc) return fail('document_not_found', { doc: doc_id, index: index_id });
           // text as it reads back once stored (a lone surrogate is stored as U+FFFD): the answer shows that
@@ -222,6 +236,7 @@ export function documentRoutes(deps: RouterDeps): Route[] {
         const { index_id, doc_id } = req.params;
         const target = await data.resolve(t.id, index_id);
         return data.serialize(t.id, target.physical.physical_index_id, async () => {
+          await assertStillThere(t.id, target, index_id);
           const deleted = await data.deleteDocument(t.id, target.physical, doc_id);
           if (!deleted) return fail('document_not_found', { doc: doc_id, index: index_id });
           limits.adjust(t.id, -1);

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeEvent, encodeEvent, encodeEvents, type EngagementEvent } from '../../node/runtime/engagement-event.js';
 import { NodeId } from '../../node/runtime/ids.js';
-import { encodeMeta, IndexKeys } from '../index-keys.js';
+import { encodeMeta, IndexKeys, indexPartId } from '../index-keys.js';
 import { PartitionStore, type IndexPartRef } from '../partition-store.js';
 import { RocksDb } from '../rocks-db.js';
 import { SearchHost } from '../search/search-host.js';
@@ -96,8 +96,9 @@ describe('PartitionStore event log', () => {
     await store.appendEvents(ref, ['a', 'b'], [encodeEvent(ev('a')), encodeEvent(ev('b'))]);
     expect(await store.drop(ref)).toBe(2);
     expect(store.eventCount(ref)).toBe(0);
-    await store.upsert(ref, [doc('a')]);
     expect(await allEvents(store, ref)).toEqual([]);
+    // nor do events arrive after it
+    expect(await store.appendEvents(ref, ['a'], [encodeEvent(ev('a'))])).toMatchObject({ accepted: 0 });
     await store.close();
     const db = await RocksDb.open(PartitionStore.location(dir, 0));
     const keys = new IndexKeys(ref.tenantId, ref.physicalIndexId, ref.part);
@@ -180,11 +181,15 @@ describe('events through a shard node and its search host', () => {
     expect((unpack(stats) as { behavior: { events: number } }).behavior.events).toBe(10);
   });
 
-  it('forgets events with the dropped index', async () => {
+  it('forgets events and the engine with the dropped index, which takes no more writes', async () => {
     await node.recordEvents({ ref: r, events: encodeEvents([ev('drill-3', 'drill', { ts: Date.now() })]) });
+    expect((await autocomplete('drill')).suggestions[0]!.metadata.behavior).toBeDefined();
+    const part = indexPartId(r.tenantId, r.physicalIndexId, r.part);
+    expect(host.loadedParts(r.partition)).toContain(part);
     await node.dropIndex({ ref: r });
-    await node.upsert({ ref: r, documents: docs, maxDocuments: 0 });
-    const res = await autocomplete('drill');
-    expect(res.suggestions.every((s) => s.metadata.behavior === undefined)).toBe(true);
+    expect(host.loadedParts(r.partition)).not.toContain(part);
+    expect((await rejection(node.upsert({ ref: r, documents: docs, maxDocuments: 0 }))).code).toBe('index_not_found');
+    expect((await node.recordEvents({ ref: r, events: encodeEvents([ev('drill-3', 'drill', { ts: Date.now() })]) })).accepted).toBe(0);
+    expect((await autocomplete('drill')).suggestions).toEqual([]);
   });
 });

@@ -148,12 +148,36 @@ describe('PartitionStore', () => {
     expect(store.totals()).toMatchObject({ documentCount: 3, indexCount: 2 });
     expect(await store.drop(victim)).toBe(0);
 
-    // the part can be written again, from zero
-    expect(await store.upsert(victim, [doc('again')])).toEqual({ upserted: 1, created: 1, documentCount: 1 });
+    // a write that arrives after the drop does not bring the part back (physical ids are never reused)
+    expect((await rejection(store.upsert(victim, [doc('late')]))).code).toBe('index_not_found');
+    await store.upsert(neighbour, [doc('n2')]);
     await store.close();
     store = await PartitionStore.open(dir, 3);
-    expect(store.totals()).toMatchObject({ documentCount: 4, indexCount: 3 });
-    expect(await idsOf(victim)).toEqual(['again']);
+    expect(store.totals()).toMatchObject({ documentCount: 4, indexCount: 2 });
+    expect(await idsOf(victim)).toEqual([]);
+    expect((await rejection(store.upsert(victim, [doc('later')]))).code).toBe('index_not_found');
+  });
+
+  it('marks a part dropped before its first write, and passes the mark to a copy of the partition', async () => {
+    const never = ref('acme', 'never-written');
+    expect(await store.drop(never)).toBe(0);
+    expect((await rejection(store.upsert(never, [doc('1')]))).code).toBe('index_not_found');
+    const written = ref('acme', 'written');
+    await store.upsert(written, [doc('1')]);
+    await store.drop(written);
+    // a replica or a move's target fed the raw keys refuses the late write too
+    const { dir: otherDir, remove: removeOther } = await tempDir();
+    const copy = await PartitionStore.open(otherDir, 3);
+    try {
+      for await (const batch of store.scanRaw()) await copy.applyRaw(batch.map((e) => ({ type: 'put' as const, key: e.key, value: e.value })));
+      expect((await rejection(copy.upsert(never, [doc('1')]))).code).toBe('index_not_found');
+      expect((await rejection(copy.upsert(written, [doc('2')]))).code).toBe('index_not_found');
+      expect(copy.totals()).toMatchObject({ documentCount: 0, indexCount: 0 });
+      expect(await copy.upsert(ref('acme', 'alive'), [doc('1')])).toMatchObject({ created: 1 });
+    } finally {
+      await copy.close();
+      await removeOther();
+    }
   });
 
   it('keeps the same doc id apart across tenants, indexes and parts', async () => {

@@ -205,7 +205,7 @@ describe('ShardNode', () => {
     expect(events[0]?.documents?.map((d) => d.id)).toEqual(['1', '2']);
     expect(events[0]?.ref).toEqual(ref);
     off();
-    await node.upsert(upsertReq(ref, [doc('3')]));
+    await node.upsert(upsertReq(refOf('acme', 'products-2'), [doc('3')]));
     expect(events).toHaveLength(3);
   });
 
