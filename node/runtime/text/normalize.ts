@@ -36,11 +36,46 @@ function isGenericDiacritic(c: number): boolean {
   return (c >= 0x300 && c <= 0x36f) || (c >= 0x1ab0 && c <= 0x1aff) || (c >= 0x1dc0 && c <= 0x1dff) || (c >= 0x20d0 && c <= 0x20ff) || (c >= 0xfe20 && c <= 0xfe2f);
 }
 
-// Letters that NFD does not decompose but that users type without their stroke or ligature.
+// Arabic-script vowel marks (tashkeel, fathatan to sukun, and the superscript alef): written in
+// some titles and Qur'anic text, almost never typed.
+function isArabicVowelMark(c: number): boolean {
+  return (c >= 0x64b && c <= 0x652) || c === 0x670;
+}
+
+// Letters that NFD does not decompose but that users type without their stroke or ligature; and
+// the letters of Arabic script typed in more than one form: an alef with a hamza or madda as the
+// bare alef, the Arabic yeh, alef maksura and kaf as their Persian (and Urdu) forms, which look the
+// same and sit on different keyboards, and teh marbuta as the heh people type for it (as Lucene's
+// Arabic and Persian normalization do).
 const LETTERS: Record<string, string> = {
   ß: 'ss', ẞ: 'ss', ς: 'σ', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ð: 'd', þ: 'th', ł: 'l', ı: 'i', ħ: 'h', ŀ: 'l', ſ: 's',
+  '\u0622': '\u0627', '\u0623': '\u0627', '\u0625': '\u0627', '\u0671': '\u0627',
+  '\u064a': '\u06cc', '\u0649': '\u06cc', '\u0643': '\u06a9', '\u0629': '\u0647', '\u0640': '',
 };
-const SPECIAL_LETTERS = /[ßẞςæœøđðþłıħŀſ]/g;
+const SPECIAL_LETTERS = /[ßẞςæœøđðþłıħŀſ\u0622\u0623\u0625\u0671\u064a\u0649\u0643\u0629\u0640]/g;
+
+// Decimal digits of other scripts (Arabic-Indic, Persian, Devanagari, Thai...), which NFKC leaves
+// as they are: read as the ASCII digit of the same value, so "٧٩٩" is 799.
+const OTHER_DIGIT = /(?![0-9])\p{Nd}/gu;
+const DECIMAL = /\p{Nd}/u;
+const digitValues = new Map<string, string>();
+
+/**
+ * The ASCII digit of a decimal digit of any script. Unicode encodes each script's digits as a
+ * run of code points from zero to nine (some runs hold two or five such sets), so a digit's
+ * value is its distance from the start of its run, modulo ten.
+ */
+function asciiDigit(d: string): string {
+  let v = digitValues.get(d);
+  if (v === undefined) {
+    const cp = d.codePointAt(0) as number;
+    let start = cp;
+    while (start > 0 && DECIMAL.test(String.fromCodePoint(start - 1))) start--;
+    v = String((cp - start) % 10);
+    digitValues.set(d, v);
+  }
+  return v;
+}
 
 // Typographic variants folded to the ASCII character the tokenizer understands.
 const PUNCT: Record<string, string> = {
@@ -61,7 +96,8 @@ const NON_ASCII_OR_ENTITY = /[^\x00-\x7f]|&/;
 
 /**
  * Folds text to the form every comparison in the engine uses: NFKC, lower case, no generic
- * diacritics, typographic punctuation as ASCII, whitespace collapsed and trimmed. Punctuation is
+ * diacritics, one form of the Arabic-script letters typed several ways, digits of every script
+ * as ASCII, typographic punctuation as ASCII, whitespace collapsed and trimmed. Punctuation is
  * kept (the tokenizer decides what it means).
  */
 export function normalize(text: string): string {
@@ -71,8 +107,9 @@ export function normalize(text: string): string {
   // NFKC first (full-width forms, ligatures, superscripts), then lower case, then strip the
   // diacritics exposed by NFD and recompose what is left (Hangul, Indic).
   s = s.normalize('NFKC').toLowerCase();
-  s = s.normalize('NFD').replace(NONSPACING_MARK, (m) => (isGenericDiacritic(m.charCodeAt(0)) ? '' : m)).normalize('NFC');
+  s = s.normalize('NFD').replace(NONSPACING_MARK, (m) => (isGenericDiacritic(m.charCodeAt(0)) || isArabicVowelMark(m.charCodeAt(0)) ? '' : m)).normalize('NFC');
   s = s.replace(SPECIAL_LETTERS, (c) => LETTERS[c] ?? c);
+  s = s.replace(OTHER_DIGIT, asciiDigit);
   s = s.replace(TYPOGRAPHIC, (c) => PUNCT[c] ?? c);
   return collapse(s);
 }

@@ -113,6 +113,12 @@ describe('SuggestEngine', () => {
     expect(ids(e.typeahead({ query: 'میخوا' }))).toEqual(['fa']);
     expect(ids(e.autocomplete({ query: 'میخواهم' }))[0]).toBe('fa');
     expect(ids(e.autocomplete({ query: 'می\u200cخواهم' }))[0]).toBe('fa');
+    // Arabic and Persian forms of the same letters, and digits of either script
+    e.upsert([{ id: 'ar', title: 'كتاب عربي ٧٩٩', desc: '', manufacturer: 'Acme', raw: {} }]);
+    expect(ids(e.autocomplete({ query: 'کتاب عربی' }))[0]).toBe('ar');
+    expect(ids(e.typeahead({ query: 'کتاب عر' }))).toContain('ar');
+    expect(ids(e.autocomplete({ query: 'کتاب 799' }))[0]).toBe('ar');
+    expect(ids(e.autocomplete({ query: 'کتاب ۷۹۹' }))[0]).toBe('ar');
     // in an Indic word it only chooses how the letters are drawn: the word is the same without it
     expect(ids(e.autocomplete({ query: 'क्ष' }))[0]).toBe('hi');
   });

@@ -43,7 +43,29 @@ describe('normalize', () => {
     expect(normalize('sam\u00a0sung\u2003tv')).toBe('sam sung tv');
   });
 
+  it('folds the Arabic-script letters typed in several forms, and drops vowel marks and the tatweel', () => {
+    // Arabic kaf and yeh as their Persian forms; alef maksura as yeh; teh marbuta as heh
+    expect(normalize('كتاب')).toBe(normalize('کتاب'));
+    expect(normalize('علي')).toBe('علی');
+    expect(normalize('مستشفى')).toBe('مستشفی');
+    expect(normalize('مدرسة')).toBe('مدرسه');
+    // an alef with hamza or madda as the bare alef
+    expect(normalize('أحمد إسلام آب')).toBe('احمد اسلام اب');
+    // vowel marks and the tatweel (a stretch of the line) are not letters
+    expect(normalize('كِتَابٌ')).toBe('کتاب');
+    expect(normalize('ــكتاب')).toBe('کتاب');
+  });
+
+  it('reads the decimal digits of every script as ASCII digits', () => {
+    expect(normalize('٧٩٩')).toBe('799'); // Arabic-Indic
+    expect(normalize('۱۲۳۴')).toBe('1234'); // Persian
+    expect(normalize('हिन्दी १२३')).toBe('हिन्दी 123'); // Devanagari
+    expect(normalize('๒๕๖๗')).toBe('2567'); // Thai
+    expect(normalize('᪐᪕ ၀၉')).toBe('05 09'); // Tai Tham (a run of twenty), Myanmar
+    expect(normalize('٠١٢٣٤٥٦٧٨٩')).toBe('0123456789');
+  });
+
   it('is idempotent', () => {
-    for (const s of ['Crème', 'ＡＢＣ', 'Straße', '55" TV', 'at&t', '東京', 'a\u200b b', 'sam\u00adsung', 'می\u200c\u200c خواهم\u200c']) expect(normalize(normalize(s))).toBe(normalize(s));
+    for (const s of ['Crème', 'ＡＢＣ', 'Straße', '55" TV', 'at&t', '東京', 'a\u200b b', 'sam\u00adsung', 'می\u200c\u200c خواهم\u200c', 'كِتابة ٧']) expect(normalize(normalize(s))).toBe(normalize(s));
   });
 });
