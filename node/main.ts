@@ -286,7 +286,7 @@ async function main(): Promise<void> {
       if (stopping) return;
       if (shardNode) {
         logger.error('membership lease lost; exiting so a supervisor restarts this node');
-        void shutdown(1);
+        void shutdown(1, 'membership lease lost');
         return;
       }
       logger.warn('membership lease lost; registering again');
@@ -320,10 +320,15 @@ async function main(): Promise<void> {
 }
 
 let stopping = false;
-async function shutdown(code: number): Promise<void> {
+async function shutdown(code: number, why: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  const timer = setTimeout(() => process.exit(code || 1), 10_000);
+  const started = Date.now();
+  logger.info('stopping', { reason: why });
+  const timer = setTimeout(() => {
+    logger.error('stop took over 10 s; exiting without finishing it', { reason: why });
+    process.exit(code || 1);
+  }, 10_000);
   timer.unref();
   for (const close of closers) {
     try {
@@ -332,20 +337,21 @@ async function shutdown(code: number): Promise<void> {
       logger.warn('error during shutdown', { err });
     }
   }
+  logger.info('stopped', { reason: why, took_ms: Date.now() - started, exit_code: code });
   process.exit(code);
 }
 
-process.on('SIGTERM', () => void shutdown(0));
-process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
+process.on('SIGINT', () => void shutdown(0, 'SIGINT'));
 process.on('unhandledRejection', (err) => logger.error('unhandled rejection', { err }));
 process.on('uncaughtException', (err) => {
   logger.error('uncaught exception', { err });
-  void shutdown(1);
+  void shutdown(1, 'uncaught exception');
 });
 
 main().catch((err: unknown) => {
   logger.error('failed to start', { err });
-  void shutdown(1);
+  void shutdown(1, 'failed to start');
 });
 
 /** The query threads on this process's registry (threads 0 when autocomplete runs on the event loop). */
