@@ -17,8 +17,8 @@
 // layout of 5; invisible format characters are removed, "sam\u00adsung" -> "samsung", where 5
 // splits the word at them); 7 (the layout of 6; a zero-width non-joiner joins the parts of a
 // word, "می\u200cخواهم" -> "میخواهم" with parts, where 6 splits the word at it); 8 (the layout of 7;
-// Arabic-script letters typed in several forms are read as one, vowel marks dropped, and the
-// decimal digits of every script read as ASCII digits, "٧٩٩" -> "799").
+// Arabic-script letters typed in several forms are read as one, Arabic and Hebrew vowel marks
+// dropped, and the decimal digits of every script read as ASCII digits, "٧٩٩" -> "799").
 import type { FileHandle } from 'node:fs/promises';
 import { Segment, type SegmentMeta } from './segment.js';
 import { Arena, allocateShared, type ArenaLayout } from './arena.js';

@@ -36,10 +36,11 @@ function isGenericDiacritic(c: number): boolean {
   return (c >= 0x300 && c <= 0x36f) || (c >= 0x1ab0 && c <= 0x1aff) || (c >= 0x1dc0 && c <= 0x1dff) || (c >= 0x20d0 && c <= 0x20ff) || (c >= 0xfe20 && c <= 0xfe2f);
 }
 
-// Arabic-script vowel marks (tashkeel, fathatan to sukun, and the superscript alef): written in
-// some titles and Qur'anic text, almost never typed.
-function isArabicVowelMark(c: number): boolean {
-  return (c >= 0x64b && c <= 0x652) || c === 0x670;
+// Vowel marks that a script writes only now and then and people almost never type: Arabic
+// tashkeel (fathatan to sukun, the superscript alef) and Hebrew points and cantillation marks
+// (niqqud; not the dots that tell shin from sin, which change the letter).
+function isOptionalVowelMark(c: number): boolean {
+  return (c >= 0x64b && c <= 0x652) || c === 0x670 || (c >= 0x591 && c <= 0x5bd) || c === 0x5bf || c === 0x5c5 || c === 0x5c7;
 }
 
 // Letters that NFD does not decompose but that users type without their stroke or ligature; and
@@ -107,7 +108,7 @@ export function normalize(text: string): string {
   // NFKC first (full-width forms, ligatures, superscripts), then lower case, then strip the
   // diacritics exposed by NFD and recompose what is left (Hangul, Indic).
   s = s.normalize('NFKC').toLowerCase();
-  s = s.normalize('NFD').replace(NONSPACING_MARK, (m) => (isGenericDiacritic(m.charCodeAt(0)) || isArabicVowelMark(m.charCodeAt(0)) ? '' : m)).normalize('NFC');
+  s = s.normalize('NFD').replace(NONSPACING_MARK, (m) => (isGenericDiacritic(m.charCodeAt(0)) || isOptionalVowelMark(m.charCodeAt(0)) ? '' : m)).normalize('NFC');
   s = s.replace(SPECIAL_LETTERS, (c) => LETTERS[c] ?? c);
   s = s.replace(OTHER_DIGIT, asciiDigit);
   s = s.replace(TYPOGRAPHIC, (c) => PUNCT[c] ?? c);

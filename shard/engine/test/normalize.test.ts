@@ -56,6 +56,12 @@ describe('normalize', () => {
     expect(normalize('ــكتاب')).toBe('کتاب');
   });
 
+  it('drops Hebrew vowel points but keeps the dots that make shin and sin', () => {
+    expect(normalize('שָׁלוֹם')).toBe(normalize('שׁלום'));
+    expect(normalize('סֵפֶר')).toBe('ספר');
+    expect(normalize('שׂ')).not.toBe(normalize('שׁ'));
+  });
+
   it('reads the decimal digits of every script as ASCII digits', () => {
     expect(normalize('٧٩٩')).toBe('799'); // Arabic-Indic
     expect(normalize('۱۲۳۴')).toBe('1234'); // Persian
