@@ -2,7 +2,8 @@
 // `source_type`) or a raw body (presigned PUT) goes straight from the socket into a blob on a
 // shard node, chunk by chunk, never whole in memory. The size limit is enforced while the bytes
 // flow (a declared Content-Length over it is refused before reading); the RecordScan sees every
-// chunk on the way to tell a small file from a large one.
+// chunk on the way to tell a small file from a large one. One upload is one file: a second `file`
+// part, or a field given twice, is refused (422 at the field) rather than one of them dropped.
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type * as pb from '../proto/gen/shard.js';
@@ -74,12 +75,24 @@ export function receiveMultipart(body: Readable | null, contentType: string, con
     }
     const fields: Record<string, string> = {};
     let stored: Promise<ReceivedFile> | null = null;
+    const refuse = (err: SuggestError) => {
+      if (settled) return;
+      settle(err);
+      // stops the file part too; a file already stored is removed
+      bb.destroy();
+      stored?.then((f) => target.discard?.(f.ref)).catch(() => undefined);
+    };
     bb.on('field', (name, value) => {
-      if (FIELDS.has(name)) fields[name] = value;
+      if (!FIELDS.has(name)) return;
+      if (Object.hasOwn(fields, name)) refuse(repeated(name, `The field \`${name}\` is given twice; send it once.`));
+      else fields[name] = value;
     });
     bb.on('file', (name, stream, info) => {
       if (name !== 'file' || stored) {
+        // drained unread; a refusal destroys it with an error that nothing else listens for
+        stream.on('error', () => undefined);
         stream.resume();
+        if (name === 'file') refuse(repeated('file', 'Only one file per upload: the body has a second part named `file`; send each file in an upload of its own.'));
         return;
       }
       const scan = new RecordScan(target.scanCap);
@@ -89,13 +102,6 @@ export function receiveMultipart(body: Readable | null, contentType: string, con
       // a failed store (too large, node down) answers now; the transport drains the rest
       stored.catch((err: unknown) => settle(err));
     });
-    const refuse = (err: SuggestError) => {
-      if (settled) return;
-      settle(err);
-      // stops the file part too; a file already stored is removed
-      bb.destroy();
-      stored?.then((f) => target.discard?.(f.ref)).catch(() => undefined);
-    };
     bb.on('partsLimit', () => refuse(tooManyParts(`more than ${MAX_PARTS} parts`)));
     bb.on('fieldsLimit', () => refuse(tooManyParts(`more than ${MAX_FIELDS} fields`)));
     bb.on('error', (err: unknown) => settle(invalidBody(`the multipart body cannot be read (${(err as Error).message})`)));
@@ -151,6 +157,10 @@ async function* blobChunks(stream: AsyncIterable<Buffer | Uint8Array>, target: U
 
 function missingFile(): SuggestError {
   return validationError([{ loc: ['body', 'file'], msg: 'Field required: send the file in the multipart field `file`.', type: 'missing' }]);
+}
+
+function repeated(field: string, msg: string): SuggestError {
+  return validationError([{ loc: ['body', field], msg, type: 'value_error' }]);
 }
 
 function tooManyParts(what: string): SuggestError {

@@ -120,17 +120,112 @@ describe('jobs on a single node', () => {
       expect(alone.body.job).toMatchObject({ status: 'failed', processed: 0 });
     });
 
-    it('mislabelled content types and names are read by their content', async () => {
-      const json = JSON.stringify([{ id: 'ml1', title: 'JSON sent as CSV' }]);
-      const a = await up(json, 'export.csv', 'text/csv');
-      expect(a.body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'json' });
-      const b = await up('id,title\nml2,CSV sent as JSON\n', 'data', 'application/json');
-      expect(b.body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'csv' });
-      const c = await up('{"id":"ml3"}\n{"id":"ml4"}\n', 'lines.json', 'application/json');
-      expect(c.body.job).toMatchObject({ status: 'succeeded', processed: 2 });
-      // what the file name says is believed when the content does not contradict it: garbage fails cleanly
-      const d = await up('just some words\nand more\n', 'notes.jsonl');
-      expect(d.body.job).toMatchObject({ status: 'failed', processed: 0, failed: 2, error_code: 'no_valid_rows' });
+    it('takes the format from the field, then the file name, then the content type, then the first character', async () => {
+      // a .jsonl whose first line is an array: that line fails alone, the next one is read
+      const a = await up('["x"]\n{"id":"ml1","title":"Second line"}\n', 'a.jsonl');
+      expect(a.body.job).toMatchObject({ status: 'succeeded', processed: 1, failed: 1, format: 'jsonl' });
+      expect(a.body.job.errors[0]).toMatchObject({ line: 1, detail: expect.stringMatching(/an array, not an object/) });
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/ml1', { key })).body.title).toBe('Second line');
+      // a .csv holding JSON is not read as JSON Lines, nor stored as CSV pieces: it fails and says why
+      const count = async () => (await api.call<{ total: number }>('GET', '/v1/indexes/hostile/documents?page_size=1', { key })).body.total;
+      const before = await count();
+      for (const [text, type] of [
+        ['{"id":"ml2","title":"JSON named CSV"}\n', undefined],
+        [JSON.stringify([{ id: 'ml2', title: 'JSON sent as CSV' }]), 'text/csv'],
+      ] as const) {
+        const b = await up(text, 'export.csv', type);
+        expect(b.body.job).toMatchObject({ status: 'failed', processed: 0, format: 'csv', error_code: 'unreadable_file' });
+        expect(b.body.job.error).toMatch(/header row .*JSON.*format/);
+      }
+      expect(await count()).toBe(before);
+      // the field wins over the name; without a telling name the content type, then the first character
+      const c = await uploadFile(node.baseUrl, key, 'hostile', '{"id":"ml3"}\n{"id":"ml4"}\n', { filename: 'lines.csv', fields: { format: 'jsonl' } });
+      expect(c.body.job).toMatchObject({ status: 'succeeded', processed: 2, format: 'jsonl' });
+      const d = await up('{"id":"ml5"}\n{"id":"ml6"}\n', 'lines.json', 'application/json');
+      expect(d.body.job).toMatchObject({ status: 'succeeded', processed: 2, format: 'json' });
+      const e = await up('id,title\nml7,CSV sent as JSON\n', 'data', 'application/json');
+      expect(e.body.job).toMatchObject({ status: 'failed', processed: 0, format: 'json', error_code: 'unreadable_file' });
+      const f = await up('id,title\nml8,No label\n', 'data');
+      expect(f.body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'csv' });
+      // what the file name says is believed: garbage fails cleanly
+      const g = await up('just some words\nand more\n', 'notes.jsonl');
+      expect(g.body.job).toMatchObject({ status: 'failed', processed: 0, failed: 2, error_code: 'no_valid_rows' });
+    });
+
+    it('reads a JSON object holding a `documents` array as that array, and refuses any other object', async () => {
+      const body = JSON.stringify({ documents: [{ id: 'fm4', title: 'wrapped' }] });
+      for (const fields of [{}, { format: 'json' }] as Record<string, string>[]) {
+        const r = await uploadFile(node.baseUrl, key, 'hostile', body, { filename: 'a.json', fields });
+        expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 1, failed: 0, format: 'json' });
+      }
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/fm4', { key })).body).toEqual({ id: 'fm4', title: 'wrapped', desc: '', manufacturer: '', raw: {} });
+      // unlabelled, it is recognised by its first key
+      expect((await up(JSON.stringify({ documents: [{ id: 'fm5' }] }), 'upload.bin')).body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'json' });
+      const before = (await api.call<{ total: number }>('GET', '/v1/indexes/hostile/documents?page_size=1', { key })).body.total;
+      for (const other of [{ items: [{ id: 'fm6' }] }, { id: 'fm7', title: 'one document, not a list' }]) {
+        const r = await up(JSON.stringify(other), 'other.json');
+        expect(r.body.job).toMatchObject({ status: 'failed', processed: 0, error_code: 'unreadable_file' });
+        expect(r.body.job.error).toMatch(/one JSON object without a `documents` array/);
+      }
+      expect((await api.call<{ total: number }>('GET', '/v1/indexes/hostile/documents?page_size=1', { key })).body.total).toBe(before);
+    });
+
+    it('fails rows that would lose data: extra CSV cells, a null id, a number too large to store', async () => {
+      const csv = await up('id,title\nx1,fine\nx2,too,many,cells\nx3,"trailing empty",,\n,no id\n', 'extra.csv');
+      expect(csv.body.job).toMatchObject({ status: 'succeeded', processed: 2, failed: 2 });
+      expect(csv.body.job.errors.map((e) => [e.line, e.detail])).toEqual([
+        [3, 'The row has 4 cells but the header row has 2 columns; cells past the last column would be lost.'],
+        [5, 'The id is empty; give the record an id, or leave the field out to have one made from its content.'],
+      ]);
+      expect((await api.call('GET', '/v1/indexes/hostile/documents/x2', { key })).status).toBe(404);
+      const lines = await up('{"id":null,"title":"null id"}\n{"id":"x4","price":1e309}\n{"title":"no id field"}\n', 'ids.jsonl');
+      expect(lines.body.job).toMatchObject({ status: 'succeeded', processed: 1, failed: 2 });
+      expect(lines.body.job.errors.map((e) => [e.line, e.detail])).toEqual([
+        [1, 'The id is null; give the record an id, or leave the field out to have one made from its content.'],
+        [2, 'The value of "price" is a number too large to store (beyond ±1.8e308).'],
+      ]);
+    });
+
+    it('keeps shopping-feed prices it cannot read as text, never as a number that is not finite', async () => {
+      const feed = 'id,title,price,sale_price\nP1,Odd,abc XYZ,-5 USD\nP2,Huge,1e309 USD,' + '9'.repeat(400) + ' USD\n';
+      const r = await uploadFile(node.baseUrl, key, 'hostile', feed, { filename: 'feed.csv', route: 'import/merchant-shopping' });
+      expect(r.body.job).toMatchObject({ status: 'succeeded', processed: 2, failed: 0 });
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/P1', { key })).body.raw).toEqual({ price: 'abc XYZ', sale_price: '-5 USD' });
+      expect((await api.call<Doc>('GET', '/v1/indexes/hostile/documents/P2', { key })).body.raw).toEqual({ price: '1e309 USD', sale_price: `${'9'.repeat(400)} USD` });
+    });
+
+    it('refuses a multipart body with two `file` parts (422 at the field), or a field given twice', async () => {
+      // the listing holds the last 50 jobs: count the ones that are new
+      const jobIds = async () => new Set((await api.call<JobView[]>('GET', '/v1/ingestion-jobs', { key })).body.map((j) => j.job_id));
+      const before = await jobIds();
+      const form = new FormData();
+      form.append('file', new Blob(['{"id":"two1"}\n']), 'one.jsonl');
+      form.append('file', new Blob(['{"id":"two2"}\n']), 'two.jsonl');
+      const res = await fetch(`${node.baseUrl}/v1/indexes/hostile/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+      expect(res.status).toBe(422);
+      const body = (await res.json()) as { detail: { loc: string[]; msg: string }[] };
+      expect(body.detail[0]!.loc).toEqual(['body', 'file']);
+      expect(body.detail[0]!.msg).toMatch(/one file per upload/);
+      const twice = await uploadFile(node.baseUrl, key, 'hostile', '{"id":"two3"}\n', { filename: 'x.jsonl', fields: { format: 'jsonl' } });
+      expect(twice.status).toBe(200);
+      const dup = new FormData();
+      dup.append('format', 'csv');
+      dup.append('format', 'jsonl');
+      dup.append('file', new Blob(['{"id":"two4"}\n']), 'x.jsonl');
+      const again = await fetch(`${node.baseUrl}/v1/indexes/hostile/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: dup });
+      expect(again.status).toBe(422);
+      expect(((await again.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual(['body', 'format']);
+      // the repeat after the file: the file already stored is removed
+      const late = new FormData();
+      late.append('file', new Blob(['{"id":"two5"}\n'.repeat(20_000)]), 'x.jsonl');
+      late.append('source_type', 'a');
+      late.append('source_type', 'b');
+      const after = await fetch(`${node.baseUrl}/v1/indexes/hostile/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: late });
+      expect(after.status).toBe(422);
+      expect(((await after.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual(['body', 'source_type']);
+      expect((await api.call('GET', '/healthz')).status).toBe(200);
+      expect([...(await jobIds())].filter((id) => !before.has(id))).toEqual([twice.body.job_id]);
+      for (const id of ['two1', 'two2', 'two4', 'two5']) expect((await api.call('GET', `/v1/indexes/hostile/documents/${id}`, { key })).status).toBe(404);
     });
 
     it('a file that ends mid-record keeps everything before it', async () => {

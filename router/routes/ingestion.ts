@@ -39,6 +39,8 @@ interface UploadMeta {
   index_id: string;
   size: number;
   first_byte: number;
+  /** the content's start (RecordScan.head); absent in descriptions stored before it was kept */
+  head?: string;
   estimates: Record<UploadFormat, number>;
   content_type: string | null;
   /** the nodes that hold the file: its home when it was stored, then its copies (absent before copies existed) */
@@ -86,7 +88,7 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       const encoding = checkEncoding(file.fields.encoding, ['body', 'encoding']);
       const labelledType = checkLabel(file.fields.source_type, 'source_type', SOURCE_TYPE_MAX);
       const labelledName = checkLabel(file.fields.source_filename, 'source_filename', SOURCE_FILENAME_MAX);
-      const { format, source } = resolveFormat({ explicit, filename: file.filename, contentType: file.contentType, firstByte: file.scan.firstByte });
+      const { format, source } = resolveFormat({ explicit, filename: file.filename, contentType: file.contentType, firstByte: file.scan.firstByte, head: file.scan.head });
       rec = await deps.jobs.createIngestion(t, target, {
         jobId,
         blob,
@@ -113,9 +115,12 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       operationId: 'uploadFile',
       summary: 'Upload a CSV, JSON or JSONL file',
       description:
-        'multipart/form-data with field `file` (and optional `format`: csv, json, jsonl, otherwise from the file name, the part content type and the first character; `encoding`: otherwise from a BOM or sniffed, invalid UTF-8 is read as Windows-1252; `source_type`, `source_filename`: labels of at most 64 and 512 characters without control characters). ' +
-        `At most ${MAX_PARTS} parts and ${MAX_FIELDS} fields (422 otherwise). ` +
-        'CSV needs a header row (delimiter `,` `;` tab or `|`, sniffed); columns id/title/desc/manufacturer (or name, description, brand, ...) map to the document, the rest to `raw`, numeric cells become numbers. ' +
+        'multipart/form-data with one part `file` and optional fields `format`: csv, json, jsonl, otherwise from the file name (.csv/.tsv, .json, .jsonl/.ndjson), else the part content type, else the first character (`[` JSON; `{` JSON Lines, or JSON when its first key is `documents`; anything else CSV), in that order, a label being believed even when the content disagrees; ' +
+        '`encoding`: otherwise from a BOM or sniffed, invalid UTF-8 is read as Windows-1252; `source_type`, `source_filename`: labels of at most 64 and 512 characters without control characters. ' +
+        `At most ${MAX_PARTS} parts and ${MAX_FIELDS} fields; a second \`file\` part or a field given twice is refused (422 at the field). ` +
+        'JSON: an array of documents, or an object `{"documents": [...]}` (its other keys are skipped), or objects one after another; a single object without a `documents` array fails the job. JSON Lines: one document per line. ' +
+        'CSV needs a header row (delimiter `,` `;` tab or `|`, sniffed; a header row that is JSON fails the job); columns id/title/desc/manufacturer (or name, description, brand, ...) map to the document, the rest to `raw`, numeric cells become numbers; a row with more non-empty cells than the header has columns fails. ' +
+        'A record without an id field gets `h-` and a hash of its content as id; an id that is null or empty fails the record, as does a JSON number beyond ±1.8e308. ' +
         'A row that cannot be read fails alone and is listed with its line on the job. Size limit: GET /v1/indexes/file-size-limit; over 50 MB only through a presigned upload (413 otherwise).',
       tags,
       access: 'private',
@@ -133,7 +138,8 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       summary: 'Import a shopping-feed CSV',
       description:
         'multipart/form-data with field `file`: a merchant shopping feed (comma or tab separated) with columns id, title, description, link, image_link, price ("19.99 USD"), sale_price, brand, gtin, mpn, availability, google_product_category, product_type, custom_label_0..4 (a `g:` prefix is accepted). ' +
-        'Mapped to documents: title, desc = description, manufacturer = brand, raw {url, image, price, currency, sale_price, category, gtin, mpn, availability, ...}.',
+        'Mapped to documents: title, desc = description, manufacturer = brand, raw {url, image, price, currency, sale_price, category, gtin, mpn, availability, ...}; a price that does not read as a finite amount with an optional currency ("abc", "-5 USD", "1e309 USD") is kept as the text of the feed. ' +
+        'Same multipart rules as upload; a row with more non-empty cells than the header has columns fails.',
       tags,
       access: 'private',
       tenant: true,
@@ -223,6 +229,7 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
           size: Number(file.ref.size),
           holders: [home.node, ...copies],
           first_byte: file.scan.firstByte,
+          head: file.scan.head,
           estimates: { csv: file.scan.estimate('csv'), json: file.scan.estimate('json'), jsonl: file.scan.estimate('jsonl') },
           content_type: file.contentType,
         };
@@ -237,7 +244,9 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
       path: '/v1/indexes/{index_id}/ingest/cloud-complete',
       operationId: 'completeCloudUpload',
       summary: 'Process a file uploaded through a presigned URL',
-      description: 'Body `{upload_id}` (or `object_key`), optional `format`, `encoding`, `source_filename`, `mapping`. The file must have been PUT to the upload_url of POST .../upload-url for this index (404 `file_not_found` otherwise).',
+      description:
+        'Body `{upload_id}` (or `object_key`), optional `format`, `encoding`, `source_filename`, `mapping`. The format is `format`, else from `source_filename` (or `filename`), else the content type of the PUT, else the first character, and the file is read as on POST .../upload. ' +
+        'The file must have been PUT to the upload_url of POST .../upload-url for this index (404 `file_not_found` otherwise).',
       tags,
       access: 'private',
       tenant: true,
@@ -259,7 +268,7 @@ export function ingestionRoutes(deps: RouterDeps): Route[] {
         const meta = await readMeta(home.api, t.id, uploadId);
         if (!meta || meta.index_id !== target.index.index_id) fail('file_not_found', { file: uploadId });
         const filename = body.source_filename ?? body.filename ?? null;
-        const { format, source } = resolveFormat({ explicit: body.format ?? null, filename, contentType: meta.content_type, firstByte: meta.first_byte });
+        const { format, source } = resolveFormat({ explicit: body.format ?? null, filename, contentType: meta.content_type, firstByte: meta.first_byte, head: meta.head });
         const rec = await deps.jobs.createIngestion(t, target, {
           jobId: newJobId('ingestion'),
           blob: { node: home.node, id: uploadId, size: meta.size, copies: (meta.holders ?? []).filter((n) => n !== home.node) },

@@ -75,6 +75,16 @@ describe('uploads', () => {
     expect(one.body).toMatchObject({ title: 'Big 7', desc: 'x', raw: { categories: ['a', 'b'], price: 7.99 } });
   });
 
+  it('runs a large `{documents: [...]}` file in the background, counted by its documents', async () => {
+    const documents = Array.from({ length: 80 }, (_, i) => ({ id: `w${i}`, title: `Wrapped ${i}`, tags: ['a', 'b'] }));
+    expect((await r.call('POST', '/v1/indexes', { key: t.priv, body: { index_id: 'wrapped', name: 'wrapped' } })).status).toBe(200);
+    const up = await upload('wrapped', JSON.stringify({ documents }), 'wrapped.json');
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    expect(up.body.run).toBe('background');
+    expect(await waitJob(up.body.job_id)).toMatchObject({ status: 'succeeded', processed: 80, failed: 0 });
+    expect((await r.call<Record<string, unknown>>('GET', '/v1/indexes/wrapped/documents/w79', { key: t.priv })).body).toMatchObject({ title: 'Wrapped 79', raw: { tags: ['a', 'b'] } });
+  });
+
   it('keeps good rows and lists bad ones with their lines; fails when nothing is valid', async () => {
     const text = '{"id":"ok1","title":"A"}\n{"id":"broken",\n[1,2]\n{"title":"no id but hashed"}\n{"id":"ok2","title":"' + 'y'.repeat(50) + '"}\n{"id":"cut"';
     const up = await upload('docs', text, 'rows.jsonl');
@@ -87,10 +97,12 @@ describe('uploads', () => {
     expect(bad.body.job.error).toMatch(/No row could be ingested/);
   });
 
-  it('corrects mislabelled files by their content, and reads wrong encodings and BOMs', async () => {
+  it('reads a file as its name says, failing JSON named .csv with a hint, and reads wrong encodings and BOMs', async () => {
     const json = JSON.stringify([{ id: 'm1', title: 'Labelled CSV' }]);
     const mis = await upload('docs', json, 'really-json.csv');
-    expect(mis.body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'json' });
+    expect(mis.body.job).toMatchObject({ status: 'failed', processed: 0, format: 'csv', error_code: 'unreadable_file' });
+    expect(mis.body.job.error).toMatch(/header row .*JSON/);
+    expect((await upload('docs', json, 'really-json.csv', { format: 'json' })).body.job).toMatchObject({ status: 'succeeded', processed: 1, format: 'json' });
     const latin = Buffer.concat([Buffer.from('id,title\nl1,Caf'), Buffer.from([0xe9]), Buffer.from('\n')]);
     const l = await upload('docs', latin, 'latin.csv');
     expect(l.body.job.status).toBe('succeeded');

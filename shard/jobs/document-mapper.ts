@@ -6,7 +6,8 @@
 // (an explicit `raw` object wins over loose fields of the same name). CSV cells are trimmed,
 // empty ones dropped, and numeric ones (`220`, `4.1`, not `00123`) become numbers. A record
 // without any id field gets `h-` + a hash of its content: stable across re-reads (resume), and
-// two files never collide on row numbers.
+// two files never collide on row numbers. An id field that is present but null or empty (a JSON
+// `"id": null`, an empty cell of the id column) fails the record instead.
 //
 // `shopping-feed` (import/merchant-shopping): the columns of a merchant shopping feed: id,
 // title, description, link, image_link, price ("19.99 USD"), sale_price, brand, gtin, mpn,
@@ -45,9 +46,28 @@ export function mapDocumentRecord(record: Record<string, unknown>, fromCsv: bool
     }
     return undefined;
   };
-  const rawId = pick(ID_FIELDS);
+  let rawId: unknown;
+  /** the first id field present, with a value or not */
+  let given: string | undefined;
+  for (const name of ID_FIELDS) {
+    if (!Object.hasOwn(record, name)) continue;
+    given ??= name;
+    const v = record[name];
+    if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) continue;
+    used.add(name);
+    rawId = v;
+    break;
+  }
   let id: string;
-  if (rawId === undefined) id = `h-${contentHash(record)}`;
+  if (rawId === undefined) {
+    // an id field that is there but null or blank was meant to name the document: a hashed id
+    // would store it under a name nobody chose, and a second one on every edit of its content
+    if (given !== undefined) {
+      const v = record[given];
+      return { error: `The ${given} is ${v === null ? 'null' : 'empty'}; give the record an id, or leave the field out to have one made from its content.`, id: null };
+    }
+    id = `h-${contentHash(record)}`;
+  }
   else if (typeof rawId === 'string' || (typeof rawId === 'number' && Number.isFinite(rawId))) id = String(rawId).trim();
   else return { error: `The id must be a string or a number, not ${describe(rawId)}.`, id: null };
   const idError = checkId(id);

@@ -1,10 +1,19 @@
-// Streaming split of a JSON array (or of a sequence of top-level JSON values, for a file of
-// objects that is not wrapped in an array) into the text of its elements, without parsing the
-// whole file: a small state machine follows strings, escapes and nesting, and hands over each
-// element's text with the line it starts on. Each element is then parsed on its own, so a
-// malformed element fails alone. Elements nested deeper than `maxDepth` or longer than
-// `maxRecordChars` are reported and skipped without being held in memory; the machine never
-// recurses, so a million opening brackets cost a counter, not a stack.
+// Streaming split of a JSON upload into the text of its records, without parsing the whole file:
+// a small state machine follows strings, escapes and nesting, and hands over each record's text
+// with the line it starts on. Each record is then parsed on its own, so a malformed one fails
+// alone. Records nested deeper than `maxDepth` or longer than `maxRecordChars` are reported and
+// skipped without being held in memory; the machine never recurses, so a million opening brackets
+// cost a counter, not a stack.
+//
+// What a JSON upload may be (spec: "JSON uploads are an array of documents"):
+//   - an array: its elements are the records;
+//   - an object holding a `documents` array (the body of inline ingestion): the elements of that
+//     array are the records, the object's other keys are skipped unkept;
+//   - objects one after another (JSON Lines spread over lines, sent as .json): each is a record.
+// A single object without a `documents` array is none of these: it is refused as a whole rather
+// than stored as one document made of a wrapper (`{"items": [...]}`). Whether the first object
+// is a wrapper is known at its `"documents": [`, which may come after other keys; until then it is
+// kept as a record would be, in case it is the first of a sequence.
 
 export interface JsonElement {
   /** line the element starts on (1-based) */
@@ -23,23 +32,63 @@ export interface JsonSplitterOptions {
 const enum Mode {
   /** before the first non-blank character */
   Start,
-  /** inside the top-level array (or sequence), before an element */
+  /** inside the top-level array (or sequence, or `documents` array), before an element */
   BeforeValue,
   InValue,
   /** after an element, before `,` or `]` */
   AfterValue,
-  /** after the closing `]` */
+  /** after the first top-level object, which held no `documents` array: a lone object, or the first of a sequence */
+  AfterFirst,
+  /** inside the wrapper object after its `documents` array: the other keys are skipped */
+  Outer,
+  /** after the closing `]` (or the wrapper's `}`) */
   Done,
   /** the file is not JSON we can split; the rest is ignored */
   Broken,
 }
 
+/** Where the keys of an object's first level stand, to find `"documents": [`. */
+const enum Key {
+  /** after `{` or `,`: a key comes next */
+  Expect,
+  InKey,
+  /** after the key, before `:` */
+  AfterKey,
+  /** after `:`, before the value */
+  AfterColon,
+  /** in or after a value, before `,` or `}` */
+  InValue,
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const WRAPPER_KEY = 'documents';
+
 const isBlank = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+const LONE_OBJECT =
+  'The file is one JSON object without a `documents` array: a JSON upload is an array of documents ([{...}, ...]) or an object {"documents": [...]}. ' +
+  'For one document per line, name the file .jsonl or send format=jsonl.';
+const DOCUMENTS_OPEN = "The file ends before the closing ']' of the `documents` array.";
 
 export class JsonSplitter {
   private mode = Mode.Start;
-  /** true: top-level array; false: a sequence of values */
+  /** true: top-level array (or the `documents` array); false: a sequence of values */
   private array = true;
+  /** the records are the elements of the `documents` array of a top-level object */
+  private wrapped = false;
+  /** the value being read is the first top-level object: its keys are followed */
+  private watchKeys = false;
+  private keyState = Key.InValue;
+  private key = '';
+  /** the first top-level object, held until it is known whether more values follow */
+  private first: JsonElement | null = null;
   private line = 1;
   private depth = 0;
   private inString = false;
@@ -62,14 +111,19 @@ export class JsonSplitter {
 
   end(): JsonElement[] {
     const out: JsonElement[] = [];
+    const closing = this.wrapped ? DOCUMENTS_OPEN : "The file ends before the array's closing ']'.";
     if (this.mode === Mode.InValue) {
       if (this.scalar && !this.inString && this.depth === 0) this.finishValue(out);
       else {
         out.push({ line: this.startLine, error: `The file ends inside the record that starts on line ${this.startLine}.` });
-        if (this.array) out.push({ line: this.line, error: "The file ends before the array's closing ']'.", fileError: true });
+        if (this.array) out.push({ line: this.line, error: closing, fileError: true });
       }
     } else if (this.array && (this.mode === Mode.BeforeValue || this.mode === Mode.AfterValue)) {
-      out.push({ line: this.line, error: "The file ends before the array's closing ']'.", fileError: true });
+      out.push({ line: this.line, error: closing, fileError: true });
+    } else if (this.mode === Mode.AfterFirst) {
+      out.push({ line: this.first!.line, error: LONE_OBJECT, fileError: true });
+    } else if (this.mode === Mode.Outer) {
+      out.push({ line: this.line, error: "The file ends before the object's closing '}'.", fileError: true });
     }
     this.mode = Mode.Done;
     return out;
@@ -84,13 +138,15 @@ export class JsonSplitter {
       switch (this.mode) {
         case Mode.Start:
           if (isBlank(c)) break;
-          if (c === 0x5b /* [ */) {
+          if (c === OPEN_ARRAY) {
             this.array = true;
             this.mode = Mode.BeforeValue;
-          } else if (c === 0x7b /* { */) {
-            // objects one after another (JSON Lines spread over lines, or one object)
+          } else if (c === OPEN_OBJECT) {
+            // a wrapper object, a lone object or the first of a sequence: its keys tell
             this.array = false;
             this.startValue(c);
+            this.watchKeys = true;
+            this.keyState = Key.Expect;
             seg = i;
           } else {
             out.push({ line: this.line, error: `The file is not a JSON array of objects: it starts with ${JSON.stringify(text[i])}.`, fileError: true });
@@ -100,11 +156,11 @@ export class JsonSplitter {
           break;
         case Mode.BeforeValue:
           if (isBlank(c)) break;
-          if (c === 0x5d /* ] */ && this.array) {
-            this.mode = Mode.Done;
+          if (c === CLOSE_ARRAY && this.array) {
+            this.closeArray();
             break;
           }
-          if (c === 0x2c /* , */) {
+          if (c === COMMA) {
             out.push({ line: this.line, error: 'An empty element (two commas in a row).' });
             break;
           }
@@ -115,13 +171,14 @@ export class JsonSplitter {
           let ended = false;
           if (this.inString) {
             if (this.escaped) this.escaped = false;
-            else if (c === 0x5c /* \ */) this.escaped = true;
-            else if (c === 0x22 /* " */) {
+            else if (c === BACKSLASH) this.escaped = true;
+            else if (c === QUOTE) {
               this.inString = false;
               if (this.scalar && this.depth === 0) ended = true;
             }
+            if (this.watchKeys && this.keyState === Key.InKey) this.followKeyText(text, i);
           } else if (this.scalar) {
-            if (c === 0x2c || c === 0x5d || isBlank(c)) {
+            if (c === COMMA || c === CLOSE_ARRAY || isBlank(c)) {
               // a bare scalar ends before this character
               this.take(text, seg, i);
               seg = -1;
@@ -131,16 +188,28 @@ export class JsonSplitter {
               if (c === 0x0a) this.line--;
               break;
             }
-          } else if (c === 0x22) this.inString = true;
-          else if (c === 0x7b || c === 0x5b) {
-            if (++this.depth > this.maxSeenDepth) this.maxSeenDepth = this.depth;
-            if (this.depth > this.options.maxDepth && !this.tooDeep) {
-              this.tooDeep = true;
+          } else {
+            if (this.watchKeys && this.depth === 1 && this.followKey(c)) {
+              // `"documents": [` in the first object: its elements are the records, not the object
+              this.watchKeys = false;
+              this.wrapped = true;
+              this.array = true;
               this.parts = [];
               seg = -1;
+              this.mode = Mode.BeforeValue;
+              break;
             }
-          } else if (c === 0x7d || c === 0x5d) {
-            if (--this.depth === 0) ended = true;
+            if (c === QUOTE) this.inString = true;
+            else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+              if (++this.depth > this.maxSeenDepth) this.maxSeenDepth = this.depth;
+              if (this.depth > this.options.maxDepth && !this.tooDeep) {
+                this.tooDeep = true;
+                this.parts = [];
+                seg = -1;
+              }
+            } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+              if (--this.depth === 0) ended = true;
+            }
           }
           if (!this.tooDeep && !this.tooLong && ++this.chars > this.options.maxRecordChars) {
             this.tooLong = true;
@@ -150,16 +219,33 @@ export class JsonSplitter {
           if (ended) {
             this.take(text, seg, i + 1);
             seg = -1;
-            this.finishValue(out);
-            this.mode = this.array ? Mode.AfterValue : Mode.BeforeValue;
+            if (this.watchKeys) {
+              // the first object held no `documents` array: a record if more values follow
+              this.watchKeys = false;
+              const held: JsonElement[] = [];
+              this.finishValue(held);
+              this.first = held[0]!;
+              this.mode = Mode.AfterFirst;
+            } else {
+              this.finishValue(out);
+              this.mode = this.array ? Mode.AfterValue : Mode.BeforeValue;
+            }
           }
           break;
         }
+        case Mode.AfterFirst:
+          if (isBlank(c)) break;
+          // more values follow: a sequence, of which the first object is the first record
+          out.push(this.first!);
+          this.first = null;
+          this.mode = Mode.BeforeValue;
+          i--;
+          break;
         case Mode.AfterValue:
           if (isBlank(c)) break;
-          if (c === 0x2c) {
+          if (c === COMMA) {
             this.mode = Mode.BeforeValue;
-          } else if (c === 0x5d) this.mode = Mode.Done;
+          } else if (c === CLOSE_ARRAY) this.closeArray();
           else {
             // a missing comma: read the next element anyway, and say so
             out.push({ line: this.line, error: `Expected ',' or ']' after the record that ended before line ${this.line}, found ${JSON.stringify(text[i])}.` });
@@ -167,9 +253,26 @@ export class JsonSplitter {
             seg = i;
           }
           break;
+        case Mode.Outer:
+          // the rest of the wrapper object, skipped without keeping anything
+          if (this.inString) {
+            if (this.escaped) this.escaped = false;
+            else if (c === BACKSLASH) this.escaped = true;
+            else if (c === QUOTE) this.inString = false;
+            if (this.depth === 1 && this.keyState === Key.InKey) this.followKeyText(text, i);
+            break;
+          }
+          if (this.depth === 1 && this.followKey(c)) {
+            out.push({ line: this.line, error: 'The object has a second `documents` key; only the first is read.', fileError: true });
+          }
+          if (c === QUOTE) this.inString = true;
+          else if (c === OPEN_OBJECT || c === OPEN_ARRAY) this.depth++;
+          else if ((c === CLOSE_OBJECT || c === CLOSE_ARRAY) && --this.depth === 0) this.mode = Mode.Done;
+          break;
         case Mode.Done:
           if (!isBlank(c)) {
-            out.push({ line: this.line, error: "Content after the array's closing ']' is ignored.", fileError: true });
+            const closer = this.wrapped ? "the object's closing '}'" : "the array's closing ']'";
+            out.push({ line: this.line, error: `Content after ${closer} is ignored.`, fileError: true });
             this.mode = Mode.Broken;
             return;
           }
@@ -181,6 +284,52 @@ export class JsonSplitter {
     if (this.mode === Mode.InValue) this.take(text, seg, n);
   }
 
+  /** The `]` of the top-level array, or of the `documents` array (the wrapper object goes on). */
+  private closeArray(): void {
+    if (!this.wrapped) {
+      this.mode = Mode.Done;
+      return;
+    }
+    this.mode = Mode.Outer;
+    this.depth = 1;
+    this.inString = false;
+    this.escaped = false;
+    this.keyState = Key.InValue;
+  }
+
+  /**
+   * A character outside strings on the first level of an object whose keys are followed (the
+   * first object, or the wrapper after its `documents` array). True at the `[` that opens the
+   * value of a `documents` key.
+   */
+  private followKey(c: number): boolean {
+    if (isBlank(c)) return false;
+    switch (this.keyState) {
+      case Key.Expect:
+        if (c === QUOTE) {
+          this.keyState = Key.InKey;
+          this.key = '';
+        }
+        return false;
+      case Key.AfterKey:
+        if (c === COLON) this.keyState = Key.AfterColon;
+        return false;
+      case Key.AfterColon:
+        this.keyState = Key.InValue;
+        return c === OPEN_ARRAY && this.key === WRAPPER_KEY;
+      default:
+        if (c === COMMA) this.keyState = Key.Expect;
+        return false;
+    }
+  }
+
+  /** A character of a key being read (the closing quote has already ended the string). */
+  private followKeyText(text: string, i: number): void {
+    if (!this.inString) this.keyState = Key.AfterKey;
+    // only `documents` matters: longer keys need not be kept
+    else if (this.key.length <= WRAPPER_KEY.length) this.key += text[i];
+  }
+
   private startValue(c: number): void {
     this.mode = Mode.InValue;
     this.startLine = this.line;
@@ -190,7 +339,7 @@ export class JsonSplitter {
     this.tooLong = false;
     this.escaped = false;
     this.maxSeenDepth = 0;
-    if (c === 0x7b || c === 0x5b) {
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       this.depth = 1;
       this.maxSeenDepth = 1;
       this.inString = false;
@@ -198,7 +347,7 @@ export class JsonSplitter {
     } else {
       this.depth = 0;
       this.scalar = true;
-      this.inString = c === 0x22;
+      this.inString = c === QUOTE;
     }
   }
 

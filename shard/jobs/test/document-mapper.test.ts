@@ -21,6 +21,16 @@ describe('documents mapping', () => {
     expect(a.doc!.id).toBe(b.doc!.id);
   });
 
+  it('refuses an id given as null or empty, instead of generating one', () => {
+    expect(mapDocumentRecord({ id: null, title: 'x' }, false)).toMatchObject({ id: null, error: 'The id is null; give the record an id, or leave the field out to have one made from its content.' });
+    expect(mapDocumentRecord({ id: '', title: 'x' }, false).error).toMatch(/^The id is empty;/);
+    expect(mapDocumentRecord({ sku: null }, false).error).toMatch(/^The sku is null;/);
+    // a CSV row of an id column whose cell is empty
+    expect(mapDocumentRecord({ id: '  ', title: 'x' }, true).error).toMatch(/^The id is empty;/);
+    // another id field with a value still names the document
+    expect(mapDocumentRecord({ id: null, sku: 'S1' }, false).doc?.id).toBe('S1');
+  });
+
   it('refuses bad ids, non-text titles and undecodable text, per row', () => {
     expect(mapDocumentRecord({ id: { x: 1 } }, false).error).toMatch(/id must be a string/);
     expect(mapDocumentRecord({ id: 'a\u0001b' }, false).error).toMatch(/control character/);
@@ -57,6 +67,13 @@ describe('shopping-feed mapping', () => {
     expect(parseMoney('1,299.00 USD')).toEqual({ amount: 1299, currency: 'USD' });
     expect(parseMoney('12')).toEqual({ amount: 12, currency: null });
     expect(parseMoney('free')).toBeNull();
+  });
+
+  it('keeps prices it cannot read as the text of the feed, and never a number that is not finite', () => {
+    for (const text of ['abc XYZ', '-5 USD', '1e309 USD', `${'9'.repeat(400)} USD`, `${'9'.repeat(400)}`]) expect(parseMoney(text), text).toBeNull();
+    const m = mapShoppingRow({ id: 'P1', price: '1e309 USD', sale_price: `${'9'.repeat(400)}.00 USD`, shipping_weight: '-5 USD' });
+    expect(m.doc!.raw).toEqual({ price: '1e309 USD', sale_price: `${'9'.repeat(400)}.00 USD`, shipping_weight: '-5 USD' });
+    for (const v of Object.values(m.doc!.raw)) if (typeof v === 'number') expect(Number.isFinite(v)).toBe(true);
   });
 
   it('maps the feed columns and needs an id', () => {

@@ -125,6 +125,39 @@ describe('JsonSplitter', () => {
     expect(bad[0]!.fileError).toBe(true);
     expect(bad[0]!.error).toMatch(/not a JSON array/);
   });
+
+  it('reads an object holding a `documents` array (the inline body) as that array, other keys aside', () => {
+    const text = '{\n "source": {"documents": [1], "x": "}"},\n "documents": [\n  {"id": "fm4", "title": "wrapped ] }"},\n  {"id": "fm5"}\n ],\n "next": [{"a": "b"}]\n}\n';
+    for (const size of [1, 2, 5, 1000]) {
+      const els = split(text, size);
+      expect(els.map((e) => [e.line, e.text && (JSON.parse(e.text) as { id: string }).id, e.error]), `chunk ${size}`).toEqual([
+        [4, 'fm4', undefined],
+        [5, 'fm5', undefined],
+      ]);
+    }
+    expect(split('{"documents": []}', 3)).toEqual([]);
+  });
+
+  it('refuses a lone object that holds no `documents` array instead of reading it as a document', () => {
+    for (const text of ['{"documents": {"id": "x"}}', '{"items": [{"id": "x"}]}', '{"id": "x", "title": "one"}\n', '{}']) {
+      const els = split(text, 4);
+      expect(els, text).toHaveLength(1);
+      expect(els[0]!.fileError, text).toBe(true);
+      expect(els[0]!.error, text).toMatch(/one JSON object without a `documents` array/);
+    }
+  });
+
+  it('reports what is wrong around the `documents` array of a wrapper object', () => {
+    const after = split('{"documents": [{"id": "a"}]}\n{"id": "b"}', 3);
+    expect(after.map((e) => e.text ?? e.error)).toEqual(['{"id": "a"}', "Content after the object's closing '}' is ignored."]);
+    expect(after[1]!.fileError).toBe(true);
+    const cut = split('{"documents": [{"id": "a"}, {"id": "b"', 3);
+    expect(cut.map((e) => e.text ?? e.error)).toEqual(['{"id": "a"}', 'The file ends inside the record that starts on line 1.', "The file ends before the closing ']' of the `documents` array."]);
+    const open = split('{"documents": [{"id": "a"}], "more": {', 3);
+    expect(open.map((e) => e.text ?? e.error)).toEqual(['{"id": "a"}', "The file ends before the object's closing '}'."]);
+    const twice = split('{"documents": [{"id": "a"}], "documents": [{"id": "b"}]}', 3);
+    expect(twice.map((e) => e.text ?? e.error)).toEqual(['{"id": "a"}', 'The object has a second `documents` key; only the first is read.']);
+  });
 });
 
 describe('JsonLinesSplitter', () => {
@@ -156,6 +189,45 @@ describe('readRecords', () => {
       [4, 4, '4'],
     ]);
     expect(jsonl[2]!.error).toMatch(/an array, not an object/);
+  });
+
+  it('fails a CSV row with more cells than the header row, naming the counts; empty extra cells are no data', async () => {
+    const out = await records('csv', 'id,title,,\n1,a,x,y\n2,b,c,d,e,f\n3,c,,,,\n4,d,x,y, \n');
+    expect(out.map((r) => [r.n, r.line, r.value ?? r.error])).toEqual([
+      [1, 2, { id: '1', title: 'a', column_3: 'x', column_4: 'y' }],
+      [2, 3, 'The row has 6 cells but the header row has 4 columns; cells past the last column would be lost.'],
+      [3, 4, { id: '3', title: 'c', column_3: '', column_4: '' }],
+      [4, 5, { id: '4', title: 'd', column_3: 'x', column_4: 'y' }],
+    ]);
+  });
+
+  it('refuses a CSV file whose header row is JSON, instead of storing its pieces as documents', async () => {
+    for (const text of ['{"id":"x","title":"y"}\n{"id":"z"}\n', '[{"id":"m1","title":"Labelled CSV"}]', '[\n  {"id": "x"}\n]\n', '["x"]\n']) {
+      const out = await records('csv', text);
+      expect(out, text).toHaveLength(1);
+      expect(out[0], text).toMatchObject({ n: 0, line: 1, fileError: true });
+      expect(out[0]!.error, text).toMatch(/header row .*JSON/);
+    }
+    // bracketed column names (SQL Server exports) are column names
+    expect((await records('csv', '[id],[title]\n1,a\n'))[0]!.value).toEqual({ '[id]': '1', '[title]': 'a' });
+  });
+
+  it('fails a JSON record holding a number too large to store (1e309 reads as Infinity)', async () => {
+    for (const format of ['json', 'jsonl'] as const) {
+      const text = format === 'json' ? '[{"id":"a","price":1e309},{"id":"b","raw":{"w":[-1e400]}},{"id":"c","price":1e308}]' : '{"id":"a","price":1e309}\n{"id":"b","raw":{"w":[-1e400]}}\n{"id":"c","price":1e308}\n';
+      const out = await records(format, text);
+      expect(out.map((r) => r.error ?? r.value!.id), format).toEqual([
+        'The value of "price" is a number too large to store (beyond ±1.8e308).',
+        'The value of "raw" holds a number too large to store (beyond ±1.8e308).',
+        'c',
+      ]);
+    }
+  });
+
+  it('fails a JSON Lines line that is a whole `{documents: [...]}` body', async () => {
+    const out = await records('jsonl', '{"documents":[{"id":"a"}]}\n{"id":"b","documents":["manual.pdf"]}\n');
+    expect(out[0]!.error).toMatch(/holds a `documents` array: JSON Lines has one document per line/);
+    expect(out[1]!.value).toEqual({ id: 'b', documents: ['manual.pdf'] });
   });
 
   it('rejects a too-deep JSON Lines record after parsing it', async () => {
