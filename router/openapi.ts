@@ -116,8 +116,8 @@ function operation(route: CompiledRoute, components: Record<string, Json>, viaPo
             type: 'object',
             required: ['file'],
             properties: {
-              file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file: CSV with a header row, a JSON array, or JSONL.' },
-              format: { type: 'string', enum: ['csv', 'json', 'jsonl'], description: 'Otherwise taken from the file name or content type.' },
+              file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file (one part only): CSV with a header row, a JSON array of documents or `{"documents": [...]}`, or JSONL.' },
+              format: { type: 'string', enum: ['csv', 'json', 'jsonl'], description: 'Otherwise taken from the file name, else the part content type, else the first character.' },
             },
           },
         },
