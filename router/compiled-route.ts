@@ -25,6 +25,18 @@ export class CompiledRoute {
   readonly bodyOptional: boolean;
   /** the body may name the tenant (QUERY, predict, click): resolve the tenant after reading it */
   readonly tenantInBody: boolean;
+  /**
+   * The headers the transport reads for this route in its one pass over the request's headers
+   * (lower case): the key on keyed routes, the declared headers, then content-type,
+   * content-length and transfer-encoding. The first `singleHeaders` are read as one value each: a
+   * request carrying one of them twice is refused (422 at `singleHeaderLocs[i]`), not guessed at.
+   */
+  readonly readHeaders: readonly string[];
+  readonly singleHeaders: number;
+  readonly singleHeaderLocs: readonly string[];
+  /** where the key is in `readHeaders` (-1: a route without a key), and the first declared header */
+  readonly keySlot: number;
+  readonly declaredSlot: number;
   private readonly series = new Map<number, Series>();
 
   constructor(
@@ -37,6 +49,15 @@ export class CompiledRoute {
     this.bodyOptional = spec.body !== undefined && isOptionalBody(spec.body);
     this.tenantInBody = spec.tenant === true && (spec.body as { properties?: Record<string, unknown> } | undefined)?.properties?.tenant_id !== undefined;
     this.validator = new RequestValidator(spec, this.querySchema, this.headerSchema);
+    const declared = Object.keys(this.headerSchema?.properties ?? {});
+    const key = spec.access !== 'none' ? ['x-api-key'] : [];
+    this.keySlot = key.length > 0 ? 0 : -1;
+    this.declaredSlot = key.length;
+    this.singleHeaderLocs = [...key, ...declared];
+    this.singleHeaders = this.singleHeaderLocs.length;
+    this.readHeaders = [...key, ...this.validator.headerNames, 'content-type', 'content-length', 'transfer-encoding'];
+    // the transport's scratch for them has 32 slots (http-server.ts `scanValues`)
+    if (this.readHeaders.length > 32) throw new Error(`route ${spec.method} ${spec.path}: too many declared headers`);
   }
 
   get label(): string {

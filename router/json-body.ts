@@ -1,6 +1,7 @@
 // JSON request bodies: strict UTF-8, JSON.parse, and a nesting limit checked iteratively after
 // parsing (V8's parser does not recurse, but everything after it — validation, msgpack,
-// JSON.stringify — does, so a 100k-deep body must stop here, not blow a stack later).
+// JSON.stringify — does, so a 100k-deep body must stop here, not blow a stack later); numbers
+// too large to represent are refused in the same walk.
 import { fail, invalid } from '../node/runtime/errors.js';
 
 /** Deepest nesting of arrays/objects accepted in a body. */
@@ -8,32 +9,64 @@ export const MAX_JSON_DEPTH = 32;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** true when `root` nests arrays/objects deeper than `max` levels. */
-export function exceedsDepth(root: unknown, max: number): boolean {
+/** What a walk over a parsed body found: nesting past the limit, or a number JSON.parse made infinite. */
+export interface JsonScan {
+  tooDeep: boolean;
+  nonFinite: boolean;
+}
+
+/**
+ * One iterative walk over a parsed value: whether it nests arrays/objects deeper than `max`
+ * levels, and whether it holds a non-finite number. JSON has no Infinity, but JSON.parse turns a
+ * literal beyond the range of a double (1e309, a 400-digit integer) into one, which
+ * JSON.stringify and msgpack would then store as null or Infinity without a word.
+ */
+export function scanJson(root: unknown, max: number): JsonScan {
+  const found: JsonScan = { tooDeep: false, nonFinite: typeof root === 'number' && !Number.isFinite(root) };
   const values: unknown[] = [root];
   const depths: number[] = [1];
   while (values.length > 0) {
     const v = values.pop();
     const d = depths.pop()!;
     if (typeof v !== 'object' || v === null) continue;
-    if (d > max) return true;
-    if (Array.isArray(v)) {
-      for (const c of v) {
-        if (typeof c === 'object' && c !== null) {
+    if (d > max) {
+      found.tooDeep = true;
+      return found;
+    }
+    for (const c of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof c === 'object') {
+        if (c !== null) {
           values.push(c);
           depths.push(d + 1);
         }
-      }
-    } else {
-      for (const c of Object.values(v)) {
-        if (typeof c === 'object' && c !== null) {
-          values.push(c);
-          depths.push(d + 1);
-        }
-      }
+      } else if (typeof c === 'number' && !Number.isFinite(c)) found.nonFinite = true;
     }
   }
-  return false;
+  return found;
+}
+
+/** true when `root` nests arrays/objects deeper than `max` levels. */
+export function exceedsDepth(root: unknown, max: number): boolean {
+  return scanJson(root, max).tooDeep;
+}
+
+/** Where the first non-finite number of `v` is (a path of keys and indexes), or null; `v` nests at most MAX_JSON_DEPTH levels. */
+export function nonFiniteAt(v: unknown): (string | number)[] | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? null : [];
+  if (typeof v !== 'object' || v === null) return null;
+  const entries: [string | number, unknown][] = Array.isArray(v) ? v.map((c, i) => [i, c]) : Object.entries(v);
+  for (const [k, c] of entries) {
+    const below = nonFiniteAt(c);
+    if (below !== null) return [k, ...below];
+  }
+  return null;
+}
+
+export const BEYOND_DOUBLE = 'beyond the range of a double (about ±1.8e308)';
+
+/** The 422 of a number too large to represent, at `loc`. */
+export function nonFiniteNumber(loc: (string | number)[], msg = `Numbers must be finite: this one is ${BEYOND_DOUBLE}.`): never {
+  return invalid(loc, msg, 'finite_number');
 }
 
 /**
@@ -60,10 +93,10 @@ export function parseJsonBody(buf: Buffer, mode: 'json' | 'query', optional: boo
   } catch (err) {
     return bad(`Malformed JSON: ${(err as Error).message.slice(0, 200)}`, 'json_invalid');
   }
-  // A body shorter than 2 * depth characters cannot nest that deep.
-  if (buf.length > 2 * MAX_JSON_DEPTH && exceedsDepth(value, MAX_JSON_DEPTH)) {
-    return bad(`JSON nested deeper than ${MAX_JSON_DEPTH} levels.`, 'too_deep');
-  }
+  const scan = scanJson(value, MAX_JSON_DEPTH);
+  if (scan.tooDeep) return bad(`JSON nested deeper than ${MAX_JSON_DEPTH} levels.`, 'too_deep');
+  // a value problem, not a content one: 422 at its location in QUERY bodies too
+  if (scan.nonFinite) nonFiniteNumber(['body', ...(nonFiniteAt(value) ?? [])]);
   if (mode === 'query' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
     return bad('Expected a JSON object.', 'object_type');
   }

@@ -7,6 +7,8 @@ import type { TObject, TSchema } from '@sinclair/typebox';
 import YAML from 'yaml';
 import { ERRORS, type ErrorCode } from '../node/runtime/errors.js';
 import type { CompiledRoute } from './compiled-route.js';
+import { MAX_REQUEST_HEAD_BYTES } from './http-server.js';
+import { MAX_QUERY_STRING } from './query-string.js';
 import type { Contract } from './router-deps.js';
 import { ErrorBody, NAMED_SCHEMAS, ValidationErrorBody } from './schemas.js';
 
@@ -181,7 +183,12 @@ export function buildOpenApi(routes: CompiledRoute[]): Record<string, Json> {
         'An unknown path answers 404 `not_found`, a known path with another method 405 `method_not_allowed` (with an Allow header). ' +
         'Every GET operation also answers HEAD: the same status and headers, Content-Length included when the GET body has one, and no body. ' +
         'A header an operation reads (`x-api-key`, `content-type` where a body is read, its declared headers) whose value is not valid UTF-8 text, or an empty `x-api-key` or `content-type`, answers 400 `bad_request` naming the header. ' +
-        'Operations under `x-query` use the HTTP QUERY method.',
+        '`x-api-key`, `X-Tenant-Id` or another declared header sent more than once answers 422 (`type` `repeated`, `loc` naming the header): the service never picks one of several credentials. ' +
+        'Bytes that are not UTF-8 in the path or the query string answer 422 (`type` `url_encoding`), whether sent percent-encoded (`%FF`) or raw. ' +
+        'Query parameters an operation does not declare are ignored. ' +
+        'Numbers in JSON bodies must be finite: a literal beyond the range of a double (`1e309`) answers 422 (`type` `finite_number`) at its location instead of being stored as null. ' +
+        `Request heads: keep the request line and headers within ${MAX_REQUEST_HEAD_BYTES.toLocaleString('en-US')} bytes. The HTTP server takes a larger head only when it arrives in one network read (over loopback, heads of about 64 to 128 KB) and otherwise closes the connection without an answer (no 431): send a long query in the body of the QUERY method rather than in the query string, which is refused over ${MAX_QUERY_STRING.toLocaleString('en-US')} characters (422). ` +
+        'Operations under `x-query` use the HTTP QUERY method, which this server receives as POST with `X-HTTP-Method-Override: QUERY` (the `post` operation of the same path): a request line with the QUERY method itself is closed by the HTTP server before the service sees it.',
     },
     tags: [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
     security: [{ ApiKey: [] }],

@@ -2,12 +2,12 @@
 // startup, query-string values are coerced to the declared types (integer, number, boolean)
 // before checking, defaults are filled in, and failures become the 422 body with a `loc` per
 // problem (["query", "limit"], ["body", "documents", 0, "id"], ...).
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { Kind, Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { invalid, validationError, type ValidationIssue } from '../node/runtime/errors.js';
-import { parseQueryString } from './query-string.js';
-import { hasControlChar } from '../node/runtime/document.js';
+import { parseQueryString, RAW_NOT_UTF8, REPLACEMENT_CHAR } from './query-string.js';
+import { hasControlChar, MAX_DOC_ID_BYTES } from '../node/runtime/document.js';
 import type { Route } from './route.js';
 import { templateParams } from './route-table.js';
 
@@ -56,18 +56,212 @@ function pointerToLoc(path: string): (string | number)[] {
     .map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s.replaceAll('~1', '/').replaceAll('~0', '~')));
 }
 
+type Shape = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
+
+function shapeOf(v: unknown): Shape {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  const t = typeof v;
+  return t === 'boolean' || t === 'number' || t === 'string' ? t : 'object';
+}
+
+const SCHEMA_SHAPES: Record<string, Shape> = { Null: 'null', Boolean: 'boolean', Number: 'number', Integer: 'number', String: 'string', Array: 'array', Tuple: 'array', Object: 'object', Record: 'object' };
+
+/** Whether `schema` takes values of this shape at all (whatever its finer rules); true for a kind it cannot tell. */
+function takesShape(schema: TSchema, shape: Shape): boolean {
+  const kind = schema[Kind] as string;
+  if (kind === 'Union') return (schema as { anyOf?: TSchema[] }).anyOf?.some((m) => takesShape(m, shape)) ?? true;
+  if (kind === 'Literal') return shapeOf((schema as { const?: unknown }).const) === shape;
+  const own = SCHEMA_SHAPES[kind];
+  return own === undefined || own === shape;
+}
+
+function range(s: { minimum?: number; maximum?: number; exclusiveMinimum?: number; exclusiveMaximum?: number }): string {
+  const low = s.minimum !== undefined ? `at least ${s.minimum}` : s.exclusiveMinimum !== undefined ? `above ${s.exclusiveMinimum}` : null;
+  const high = s.maximum !== undefined ? `at most ${s.maximum}` : s.exclusiveMaximum !== undefined ? `below ${s.exclusiveMaximum}` : null;
+  if (s.minimum !== undefined && s.maximum !== undefined) return ` from ${s.minimum} to ${s.maximum}`;
+  if (low && high) return ` ${low} and ${high}`;
+  return low ? ` of ${low}` : high ? ` of ${high}` : '';
+}
+
+function lengths(s: { minLength?: number; maxLength?: number }): string {
+  if (s.maxLength !== undefined) return ` of ${s.minLength ?? 0} to ${s.maxLength} characters`;
+  return s.minLength !== undefined && s.minLength > 0 ? ` of at least ${s.minLength} characters` : '';
+}
+
+const PLURALS: Record<string, string> = { String: 'strings', Number: 'numbers', Integer: 'integers', Boolean: 'booleans', Object: 'objects', Record: 'objects', Array: 'arrays' };
+
+/** The keywords describeSchema reads. */
+interface Rules {
+  const?: unknown;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  items?: TSchema;
+  required?: string[];
+  anyOf?: TSchema[];
+}
+
+/** What a schema accepts, in words ("an integer of at least 1", "an object with \"documents\""). */
+export function describeSchema(schema: TSchema): string {
+  const s = schema as TSchema & Rules;
+  switch (schema[Kind] as string) {
+    case 'Null':
+      return 'null';
+    case 'Boolean':
+      return 'true or false';
+    case 'Literal':
+      return JSON.stringify(s.const);
+    case 'Integer':
+      return `an integer${range(s)}`;
+    case 'Number':
+      return `a number${range(s)}`;
+    case 'String':
+      return `a string${lengths(s)}`;
+    case 'Array': {
+      const items = s.items ? PLURALS[s.items[Kind] as string] : undefined;
+      return items ? `an array of ${items}` : 'an array';
+    }
+    case 'Object': {
+      const required = s.required ?? [];
+      return required.length > 0 ? `an object with ${required.map((k) => JSON.stringify(k)).join(', ')}` : 'an object';
+    }
+    case 'Record':
+      return 'an object';
+    case 'Union':
+      return (s.anyOf ?? []).map(describeSchema).join(' or ');
+    default:
+      return 'a value';
+  }
+}
+
+/** A value as a message names it: scalars as themselves, text and containers by kind (they may be long). */
+function shown(v: unknown): string {
+  const shape = shapeOf(v);
+  if (shape === 'null' || shape === 'boolean' || shape === 'number') return String(v);
+  if (typeof v === 'string') return v.length <= 32 ? JSON.stringify(v) : `a string of ${v.length} characters`;
+  return shape === 'array' ? 'an array' : 'an object';
+}
+
+/** Errors whose rule describeSchema puts in words (a type, a range, a length). */
+const DESCRIBED = new Set([
+  ValueErrorType.Integer,
+  ValueErrorType.Number,
+  ValueErrorType.String,
+  ValueErrorType.IntegerMinimum,
+  ValueErrorType.IntegerMaximum,
+  ValueErrorType.IntegerExclusiveMinimum,
+  ValueErrorType.IntegerExclusiveMaximum,
+  ValueErrorType.NumberMinimum,
+  ValueErrorType.NumberMaximum,
+  ValueErrorType.NumberExclusiveMinimum,
+  ValueErrorType.NumberExclusiveMaximum,
+  ValueErrorType.StringMinLength,
+  ValueErrorType.StringMaxLength,
+]);
+
+const TYPE_ERRORS = new Set([ValueErrorType.Array, ValueErrorType.Object, ValueErrorType.String, ValueErrorType.Number, ValueErrorType.Integer, ValueErrorType.Boolean, ValueErrorType.Null]);
+
+/** Why a string is not text an identifier may hold, or null. */
+function textProblem(v: unknown, format: string | undefined): string | null {
+  if (typeof v !== 'string') return null;
+  if (v.length === 0) return 'It is empty.';
+  if (format === 'doc-id' && Buffer.byteLength(v, 'utf8') > MAX_DOC_ID_BYTES) return `It is ${Buffer.byteLength(v, 'utf8')} UTF-8 bytes long.`;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return `It holds a control character (U+${c.toString(16).toUpperCase().padStart(4, '0')} at character ${i + 1}).`;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = v.charCodeAt(i + 1);
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+      else return `It holds an unpaired surrogate (U+${c.toString(16).toUpperCase()} at character ${i + 1}), which is not valid Unicode.`;
+    }
+  }
+  return null;
+}
+
 function messageOf(e: ValueError): string {
   if (e.type === ValueErrorType.ObjectRequiredProperty) return 'Field required.';
   if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'Unknown field.';
-  // a union or a pattern can carry a sentence saying what it takes (`x-hint`): a regular
-  // expression is no answer for a person
+  // a union, a pattern or a format can carry a sentence saying what it takes (`x-hint`): a
+  // regular expression or a format name is no answer for a person
   const hint = (e.schema as { 'x-hint'?: unknown })['x-hint'];
-  if ((e.type === ValueErrorType.Union || e.type === ValueErrorType.StringPattern) && typeof hint === 'string') return hint;
-  const anyOf = (e.schema as { anyOf?: { const?: unknown }[] }).anyOf;
-  if (e.type === ValueErrorType.Union && anyOf && anyOf.every((s) => s.const !== undefined)) {
-    return `Expected one of: ${anyOf.map((s) => JSON.stringify(s.const)).join(', ')}.`;
+  if (e.type === ValueErrorType.StringFormat) {
+    const format = (e.schema as { format?: string }).format;
+    const why = textProblem(e.value, format);
+    const what = typeof hint === 'string' ? hint : `Expected the ${format ?? 'declared'} format.`;
+    return why ? `${why} ${what}` : what;
   }
+  if (e.type === ValueErrorType.StringPattern && typeof hint === 'string') return hint;
+  if (TYPE_ERRORS.has(e.type)) return `Expected ${describeSchema(e.schema)}; got ${shown(e.value)}.`;
   return e.message.endsWith('.') ? e.message : `${e.message}.`;
+}
+
+/** At most `n` errors of an iterator (a member's errors over a large body are many and alike). */
+function firstErrors(errors: Iterable<ValueError> | undefined, n: number): ValueError[] {
+  const out: ValueError[] = [];
+  if (errors === undefined) return out;
+  for (const e of errors) {
+    out.push(e);
+    if (out.length >= n) break;
+  }
+  return out;
+}
+
+const depthOf = (e: ValueError) => (e.path === '' ? 0 : e.path.split('/').length - 1);
+
+/**
+ * The issues of a union no member of which took the value. TypeBox says only "Expected union
+ * value"; a person needs what was wrong and what is accepted. When exactly one member takes
+ * values of this shape (the object of `{documents: [...]}` against a raw array) its own errors
+ * are the answer, deeper fields named; a scalar member's rule is told with the other members
+ * ("an integer of at least 1 or null; got -1"); otherwise the accepted shapes are listed.
+ */
+function unionIssues(e: ValueError, root: (string | number)[]): ValidationIssue[] {
+  const loc = [...root, ...pointerToLoc(e.path)];
+  const schema = e.schema as TSchema & { anyOf: TSchema[]; 'x-hint'?: unknown };
+  if (typeof schema['x-hint'] === 'string') return [{ loc, msg: schema['x-hint'], type: 'union_error' }];
+  const members = schema.anyOf;
+  if (members.every((m) => (m as { const?: unknown }).const !== undefined)) {
+    return [{ loc, msg: `Expected one of: ${members.map((m) => JSON.stringify((m as { const?: unknown }).const)).join(', ')}; got ${shown(e.value)}.`, type: 'literal_error' }];
+  }
+  const shape = shapeOf(e.value);
+  const fitting = members.map((m, i) => i).filter((i) => takesShape(members[i]!, shape));
+  const accepted = `Expected ${members.map(describeSchema).join(' or ')}; got ${shown(e.value)}.`;
+  if (fitting.length > 0) {
+    // the member whose errors reach deepest got furthest with the value
+    let best = -1;
+    let bestDepth = -1;
+    let bestErrors: ValueError[] = [];
+    let tie = false;
+    for (const i of fitting) {
+      const errors = firstErrors(e.errors[i], MAX_ISSUES);
+      const depth = errors.reduce((d, x) => Math.max(d, depthOf(x)), -1);
+      if (depth > bestDepth) [best, bestDepth, bestErrors, tie] = [i, depth, errors, false];
+      else if (depth === bestDepth) tie = true;
+    }
+    const scalar = shape !== 'object' && shape !== 'array';
+    if (!tie && best >= 0 && bestErrors.length > 0) {
+      if (scalar && bestDepth === depthOf(e) && bestErrors[0]!.type !== ValueErrorType.Union) {
+        const first = bestErrors[0]!;
+        const others = members.filter((_, i) => i !== best).map(describeSchema);
+        const type = ISSUE_TYPES[first.type] ?? 'value_error';
+        if (DESCRIBED.has(first.type)) return [{ loc, msg: `Expected ${[describeSchema(members[best]!), ...others].join(' or ')}; got ${shown(e.value)}.`, type }];
+        // a rule the words of describeSchema cannot tell (a pattern, a format): its own sentence
+        const own = messageOf(first);
+        return [{ loc, msg: others.length > 0 ? `${own.replace(/\.$/, '')}; or send ${others.join(' or ')}.` : own, type }];
+      }
+      if (!scalar) return bestErrors.flatMap((x) => issuesOfError(x, root));
+    }
+  }
+  return [{ loc, msg: accepted, type: 'union_error' }];
+}
+
+function issuesOfError(e: ValueError, root: (string | number)[]): ValidationIssue[] {
+  if (e.type === ValueErrorType.Union) return unionIssues(e, root);
+  return [{ loc: [...root, ...pointerToLoc(e.path)], msg: messageOf(e), type: ISSUE_TYPES[e.type] ?? 'value_error' }];
 }
 
 /** The issues of a failed check, one per location, in the 422 body shape. */
@@ -75,12 +269,14 @@ export function issuesOf(check: TypeCheck<TSchema>, value: unknown, root: (strin
   const seen = new Set<string>();
   const issues: ValidationIssue[] = [];
   for (const e of check.Errors(value)) {
-    // Additional-property errors share the object's path; keep them apart by naming the field.
-    const key = e.type === ValueErrorType.ObjectAdditionalProperties ? `${e.path}\0${String(e.value)}` : e.path;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    issues.push({ loc: [...root, ...pointerToLoc(e.path)], msg: messageOf(e), type: ISSUE_TYPES[e.type] ?? 'value_error' });
-    if (issues.length >= MAX_ISSUES) break;
+    for (const issue of issuesOfError(e, root)) {
+      // one per location (an unknown field's location names the field)
+      const key = JSON.stringify(issue.loc);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      issues.push(issue);
+      if (issues.length >= MAX_ISSUES) return issues;
+    }
   }
   if (issues.length === 0) issues.push({ loc: root, msg: 'Invalid value.', type: 'value_error' });
   return issues;
@@ -152,6 +348,8 @@ export class RequestValidator {
       const name = this.paramNames[i]!;
       const seg = raw[i] ?? '';
       let value = seg;
+      // a raw byte that is not UTF-8, which uWS turned into U+FFFD (see query-string.ts)
+      if (seg.indexOf(REPLACEMENT_CHAR) !== -1) invalid(['path', name], RAW_NOT_UTF8, 'url_encoding');
       if (seg.indexOf('%') !== -1) {
         try {
           value = decodeURIComponent(seg);

@@ -43,8 +43,15 @@ FormatRegistry.Set('http-url-no-credentials', (v) => {
 const ID_HINT = 'Use 1 to 128 letters, digits, dashes or underscores.';
 export const Id = (description: string) => Type.String({ pattern: ID_PATTERN, 'x-hint': ID_HINT, description });
 export const IndexIdParam = Id('Logical index id, or a physical index id allocated for it.');
-export const DocIdParam = Type.String({ format: 'doc-id', minLength: 1, maxLength: MAX_DOC_ID_BYTES, description: `Document id: 1 to ${MAX_DOC_ID_BYTES} UTF-8 bytes, no control characters, valid Unicode.` });
+export const DocIdParam = Type.String({
+  format: 'doc-id',
+  minLength: 1,
+  maxLength: MAX_DOC_ID_BYTES,
+  'x-hint': `Document ids are 1 to ${MAX_DOC_ID_BYTES} UTF-8 bytes of valid Unicode, without control characters.`,
+  description: `Document id: 1 to ${MAX_DOC_ID_BYTES} UTF-8 bytes, no control characters, valid Unicode.`,
+});
 const Timestamp = Type.String({ format: 'date-time' });
+const DATE_TIME_HINT = 'Use an RFC 3339 date-time with a time zone, such as 2026-12-01T00:00:00Z.';
 const Count = Type.Integer({ minimum: 0 });
 
 // ---------------------------------------------------------------- errors
@@ -419,8 +426,8 @@ export const MerchandisingRule = named(
         ),
       ),
       enabled: Type.Optional(Type.Boolean({ description: 'Default true.' })),
-      starts_at: Type.Optional(Type.String({ format: 'date-time', description: 'The rule applies from this instant (default: always).' })),
-      ends_at: Type.Optional(Type.String({ format: 'date-time', description: 'The rule no longer applies from this instant.' })),
+      starts_at: Type.Optional(Type.String({ format: 'date-time', 'x-hint': DATE_TIME_HINT, description: 'The rule applies from this instant (default: always).' })),
+      ends_at: Type.Optional(Type.String({ format: 'date-time', 'x-hint': DATE_TIME_HINT, description: 'The rule no longer applies from this instant.' })),
     },
     { additionalProperties: false },
   ),

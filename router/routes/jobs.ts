@@ -72,6 +72,9 @@ export function jobRoutes(deps: RouterDeps): Route[] {
         path: base,
         operationId: `list${Kind}Jobs`,
         summary: `The last ${LIST_LIMIT} ${kind} jobs of the tenant`,
+        description:
+          `Newest first, at most ${LIST_LIMIT}. Takes the tenant parameters only; other query parameters (\`limit\`, \`index_id\`, ...) are ignored, as on every route. ` +
+          'The jobs of one index: GET /v1/indexes/{index_id}/tasks.',
         tags,
         access: 'private',
         tenant: true,

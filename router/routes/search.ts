@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { invalid, validationError } from '../../node/runtime/errors.js';
+import { BEYOND_DOUBLE, nonFiniteAt, nonFiniteNumber, scanJson } from '../json-body.js';
 import { issuesOf } from '../request-validator.js';
 import { defineRoute, type Req, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';
@@ -27,6 +28,7 @@ import { tenantOf } from './common.js';
 
 const tags = ['search'];
 const filtersCheck = TypeCompiler.Compile(Filters);
+const RANGE_OPS = new Set(['gte', 'gt', 'lte', 'lt']);
 
 const Flag = (description: string) => Type.Boolean({ default: false, description });
 const BypassHeader = Type.Object({ 'X-Bypass-Cache': Type.Optional(Type.String({ maxLength: 16, description: 'Any value skips cached responses.' })) });
@@ -66,7 +68,16 @@ export function parseFilters(raw: string | undefined): Static<typeof Filters> | 
   } catch {
     return invalid(['query', 'filters'], 'filters must be a JSON object.', 'json_invalid');
   }
-  if (!filtersCheck.Check(value)) throw validationError(issuesOf(filtersCheck, value, ['query', 'filters']));
+  if (!filtersCheck.Check(value)) {
+    // a bound of 1e309 parses to Infinity: said as the engine says a bound that is not a number
+    const infinite = scanJson(value, Infinity).nonFinite ? nonFiniteAt(value) : null;
+    if (infinite !== null) {
+      const op = infinite[infinite.length - 1];
+      const what = typeof op === 'string' && RANGE_OPS.has(op) ? `${op} needs a finite number` : 'Filter values must be finite numbers';
+      nonFiniteNumber(['query', 'filters', ...infinite], `${what}; this one is ${BEYOND_DOUBLE}.`);
+    }
+    throw validationError(issuesOf(filtersCheck, value, ['query', 'filters']));
+  }
   return value;
 }
 

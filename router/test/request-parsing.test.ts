@@ -1,11 +1,13 @@
 // Query strings, JSON bodies and request validation: coercion, defaults, repeated and malformed
-// parameters, nesting limits, and the 422 issue shape.
-import { Type } from '@sinclair/typebox';
+// parameters, raw bytes that are not UTF-8, nesting limits, numbers too large to represent, and
+// the 422 issue shape and wording (unions, formats).
+import { FormatRegistry, Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
+import { hasControlChar } from '../../node/runtime/document.js';
 import { SuggestError } from '../../node/runtime/errors.js';
-import { MAX_JSON_DEPTH, exceedsDepth, parseJsonBody } from '../json-body.js';
+import { MAX_JSON_DEPTH, exceedsDepth, nonFiniteAt, parseJsonBody, scanJson } from '../json-body.js';
 import { MAX_QUERY_STRING, parseQueryString } from '../query-string.js';
-import { RequestValidator } from '../request-validator.js';
+import { RequestValidator, describeSchema } from '../request-validator.js';
 import { defineRoute } from '../route.js';
 
 function caught(fn: () => unknown): SuggestError {
@@ -32,6 +34,13 @@ describe('parseQueryString', () => {
     expect(caught(() => parseQueryString('x'.repeat(MAX_QUERY_STRING + 1))).status).toBe(422);
     expect(caught(() => parseQueryString(Array.from({ length: 300 }, (_, i) => `k${i}=1`).join('&'))).status).toBe(422);
   });
+  it('refuses the U+FFFD that uWS makes of a raw byte that is not UTF-8, as it refuses %FF', () => {
+    expect(caught(() => parseQueryString('query=%FF')).issues?.[0]).toMatchObject({ loc: ['query', 'query'], type: 'url_encoding' });
+    expect(caught(() => parseQueryString('index=p&query=sa\uFFFD')).issues?.[0]).toMatchObject({ loc: ['query', 'query'], type: 'url_encoding' });
+    expect(caught(() => parseQueryString('\uFFFD=1')).issues?.[0]?.type).toBe('url_encoding');
+    // the character itself, percent-encoded, and raw text beyond ASCII still pass
+    expect(parseQueryString('q=%EF%BF%BD&r=caf\u00e9')).toEqual({ q: ['\uFFFD'], r: ['caf\u00e9'] });
+  });
   it('has no prototype to pollute', () => {
     const q = parseQueryString('__proto__=x&constructor=y');
     expect(q.__proto__).toEqual(['x']);
@@ -55,6 +64,18 @@ describe('parseJsonBody', () => {
     const deep = '['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1);
     expect(caught(() => parseJsonBody(Buffer.from(deep), 'json', false)).issues?.[0]?.type).toBe('too_deep');
     expect(exceedsDepth(JSON.parse('['.repeat(200_000) + ']'.repeat(200_000)), MAX_JSON_DEPTH)).toBe(true);
+  });
+  it('refuses numbers JSON.parse makes infinite with 422 at their location, in QUERY bodies too', () => {
+    expect(scanJson(JSON.parse('{"a":[1,{"b":2}]}'), MAX_JSON_DEPTH)).toEqual({ tooDeep: false, nonFinite: false });
+    expect(scanJson(JSON.parse('1e309'), MAX_JSON_DEPTH).nonFinite).toBe(true);
+    expect(nonFiniteAt(JSON.parse('{"a":[1,{"b":-1e400}]}'))).toEqual(['a', 1, 'b']);
+    expect(caught(() => parseJsonBody(Buffer.from('{"documents":[{"id":"x","raw":{"p":1e309}}]}'), 'json', false)).issues?.[0]).toMatchObject({
+      loc: ['body', 'documents', 0, 'raw', 'p'],
+      type: 'finite_number',
+    });
+    expect(caught(() => parseJsonBody(Buffer.from('1e309'), 'json', false)).issues?.[0]?.loc).toEqual(['body']);
+    expect(caught(() => parseJsonBody(Buffer.from(`{"limit":${'9'.repeat(400)}}`), 'query', false)).issues?.[0]).toMatchObject({ loc: ['body', 'limit'], type: 'finite_number' });
+    expect(parseJsonBody(Buffer.from('{"p":1.7976931348623157e308}'), 'json', false)).toEqual({ p: 1.7976931348623157e308 });
   });
 });
 
@@ -96,5 +117,49 @@ describe('RequestValidator', () => {
     expect(caught(() => v.params(['a%2Fb'])).issues?.[0]?.loc).toEqual(['path', 'id']);
     expect(caught(() => v.params(['%E0%A4%A'])).issues?.[0]?.type).toBe('url_encoding');
     expect(caught(() => v.params(['a%00b'])).issues?.[0]?.loc).toEqual(['path', 'id']);
+  });
+});
+
+describe('422 wording', () => {
+  FormatRegistry.Set('test-id', (s) => s.length > 0 && !hasControlChar(s) && !/\p{Cs}/u.test(s));
+  const route = defineRoute({
+    method: 'POST',
+    path: '/y',
+    operationId: 'y',
+    summary: 'y',
+    tags: [],
+    access: 'none',
+    body: Type.Union([
+      Type.Object({ documents: Type.Array(Type.Object({ id: Type.String({ format: 'test-id', 'x-hint': 'Ids are text without control characters.' }), title: Type.Optional(Type.Union([Type.String(), Type.Null()])) })) }),
+      Type.Array(Type.Object({ id: Type.String() })),
+    ]),
+    response: { description: 'y' },
+  });
+  const v = new RequestValidator(route, undefined, undefined);
+  const issue = (body: unknown) => caught(() => v.body(body)).issues![0]!;
+
+  it('lists the accepted shapes of a union when no member takes the value, naming what came', () => {
+    expect(issue(5)).toMatchObject({ loc: ['body'], msg: 'Expected an object with "documents" or an array of objects; got 5.', type: 'union_error' });
+    expect(issue(null).msg).toMatch(/; got null\.$/);
+    expect(issue('x').msg).toMatch(/; got "x"\.$/);
+  });
+  it("answers with the one member's own errors when one member takes values of that shape", () => {
+    expect(issue({ documents: { a: 1 } })).toMatchObject({ loc: ['body', 'documents'], msg: 'Expected an array of objects; got an object.' });
+    expect(issue({ documents: [{ id: 'a', title: 5 }] })).toMatchObject({ loc: ['body', 'documents', 0, 'title'], msg: 'Expected a string or null; got 5.' });
+    expect(issue([{ id: 5 }])).toMatchObject({ loc: ['body', 0, 'id'], msg: 'Expected a string; got 5.' });
+  });
+  it('tells a scalar rule with the other members', () => {
+    const limit = new RequestValidator({ ...route, body: Type.Object({ n: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]) }) }, undefined, undefined);
+    expect(caught(() => limit.body({ n: -1 })).issues![0]).toMatchObject({ loc: ['body', 'n'], msg: 'Expected an integer of at least 1 or null; got -1.', type: 'greater_than_equal' });
+    expect(caught(() => limit.body({ n: 1.5 })).issues![0]!.msg).toBe('Expected an integer of at least 1 or null; got 1.5.');
+  });
+  it('says why a formatted string is refused before what the format takes', () => {
+    expect(issue({ documents: [{ id: 'a\u0000b' }] }).msg).toBe('It holds a control character (U+0000 at character 2). Ids are text without control characters.');
+    expect(issue({ documents: [{ id: 'a\ud800' }] }).msg).toMatch(/^It holds an unpaired surrogate \(U\+D800 at character 2\)/);
+  });
+  it('describes schemas in words', () => {
+    expect(describeSchema(Type.Integer({ minimum: 1, maximum: 50 }))).toBe('an integer from 1 to 50');
+    expect(describeSchema(Type.String({ maxLength: 8 }))).toBe('a string of 0 to 8 characters');
+    expect(describeSchema(Type.Union([Type.Literal('a'), Type.Boolean()]))).toBe('"a" or true or false');
   });
 });
