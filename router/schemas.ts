@@ -332,8 +332,11 @@ export const PredictConfig = named(
       Type.Array(
         Type.Object({
           intent: Type.String({ minLength: 1 }),
-          match_terms: Type.Array(Type.String()),
-          target: Type.String(),
+          match_terms: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Words or phrases of a query that trigger the rule; none may be empty.' }),
+          target: Type.String({
+            pattern: '^(/(?!/)|https?://)',
+            description: 'Where the action goes: a route of the site ("/cart", "/orders?status=open") or an http(s) URL. Other schemes (javascript:, data:) are refused.',
+          }),
           label: Type.String(),
           type: PredictionType,
         }),
@@ -709,7 +712,7 @@ const suggestResponse = (name: string, suggestion: TSchema, debugSchema: TSchema
       original_query: Type.String(),
       normalized_query: Type.String({
         description:
-          'The query as the engine reads it, documents being read the same way: Unicode NFKC, lower case, generic diacritics removed ("crème" -> "creme"), typographic quotes and dashes as ASCII, invisible format characters removed rather than read as spaces (a soft hyphen, zero-width space or joiner, word joiner, byte-order mark or bidirectional mark inside "sam\u00adsung" leaves "samsung"; the zero-width non-joiner between the parts of a Persian or Indic word joins them, as a hyphen does, so the word is found typed with a space or with nothing there), whitespace collapsed.',
+          'The query as the engine reads it, documents being read the same way: Unicode NFKC, lower case, generic diacritics removed ("crème" -> "creme"), typographic quotes and dashes as ASCII, invisible format characters removed rather than read as spaces (a soft hyphen, zero-width space or joiner, word joiner, byte-order mark or bidirectional mark inside "sam\u00adsung" leaves "samsung"; the zero-width non-joiner between the parts of a Persian or Indic word joins them, as a hyphen does, so the word is found typed with a space or with nothing there), Arabic-script letters typed in several forms read as one (Arabic kaf and yeh as the Persian forms, an alef with hamza or madda as the bare alef, teh marbuta as heh) with Arabic and Hebrew vowel marks dropped, decimal digits of every script as ASCII digits ("٧٩٩" -> "799"), whitespace collapsed.',
       }),
       corrected_query: Type.Union([Type.String(), Type.Null()], { description: 'The query as corrected from the index\'s own vocabulary (only its last six words are questioned), null when unchanged. A last word still being typed is searched as the start of a word ("cofee" as "coffe") and shown whole when the whole word is as near to what was typed ("coffee").' }),
       mode: Type.String({ description: 'Effective mode (`typeahead` on typeahead; `proxy` on autocomplete of a tenant in proxy mode, answered by its connected search API).' }),

@@ -118,6 +118,22 @@ describe('indexes and documents', () => {
     expect(locs.some((l) => l.startsWith('body.predict.action_mappings'))).toBe(true);
     expect(locs.some((l) => l.startsWith('body.predict.intent_rules.0'))).toBe(true);
     expect((await r.call('GET', '/v1/indexes/products/schema', { key: a.priv })).body).toEqual(schema);
+    // an intent rule's target is a route or an http(s) URL, and its terms are words
+    const rule = (over: Record<string, unknown>) => ({ predict: { intent_rules: [{ intent: 'x', match_terms: ['help'], target: '/help', label: 'Help', type: 'workflow', ...over }] } });
+    for (const [over, loc] of [
+      [{ target: 'javascript:alert(1)' }, 'body.predict.intent_rules.0.target'],
+      [{ target: '//evil.example/x' }, 'body.predict.intent_rules.0.target'],
+      [{ match_terms: [''] }, 'body.predict.intent_rules.0.match_terms.0'],
+      [{ match_terms: [] }, 'body.predict.intent_rules.0.match_terms'],
+    ] as const) {
+      const refused = await r.call<{ detail: Issue[] }>('PUT', '/v1/indexes/products/schema', { key: a.priv, body: rule(over) });
+      expect(refused.status, JSON.stringify(over)).toBe(422);
+      expect(refused.body.detail.map((d) => d.loc.join('.'))).toContain(loc);
+    }
+    for (const target of ['/orders?status=open', 'https://help.example.com/returns']) {
+      expect((await r.call('PUT', '/v1/indexes/products/schema', { key: a.priv, body: rule({ target }) })).status, target).toBe(200);
+    }
+    expect((await r.call('PUT', '/v1/indexes/products/schema', { key: a.priv, body: schema })).status).toBe(200);
   });
 
   it('stores merchandising rules as sent and validates them', async () => {
