@@ -31,9 +31,12 @@ let host: SearchHost;
 let onWritten: (ref: pb.IndexRef) => Promise<void> | void;
 /** what the host calls once the build in place of an interim engine is done (replaced per test) */
 let onRebuilt: (ref: pb.IndexRef) => Promise<void> | void;
-const ref = refOf('t1', 'large', { partitions: 1 });
+const LARGE = refOf('t1', 'large', { partitions: 1 });
+/** The index part the helpers below write and query (a test may move on to another after a drop). */
+let ref = LARGE;
 
 beforeEach(async () => {
+  ref = LARGE;
   dir = await tempDir('unload-large-');
   pool = new SegmentPool({ threads: 1, graphDir: path.join(dir.dir, 'graph-builds') });
   shard = new ShardNode({ nodeId: 'n1' as never, dataDir: dir.dir, partitions: 1, logger: quietLogger });
@@ -402,7 +405,8 @@ describe('unloading a large engine', () => {
     await shard.dropIndex({ ref });
     expect(host.heldSnapshots).toEqual({ parts: 0, documents: 0 });
     expect(engineFiles().filter((f) => f.includes('.held') || f.endsWith('.snap'))).toEqual([]);
-    // and with a partition that moves away
+    // and with a partition that moves away (another index: a dropped part takes no more writes)
+    ref = refOf('t1', 'large-2', { partitions: 1 });
     await upsert(catalog(3000));
     await answers();
     await until(() => host.engineUnloads === 3, 'the third unload');
