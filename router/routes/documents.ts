@@ -8,7 +8,7 @@
 // were; a retry of the same request is safe because upserts are idempotent.
 import { Type } from '@sinclair/typebox';
 import { MAX_DOCUMENT_ATTRIBUTES, wellFormed, type RawValue, type SuggestDocument } from '../../node/runtime/document.js';
-import { SuggestError, fail, invalid } from '../../node/runtime/errors.js';
+import { SuggestError, fail, invalid, suggestError } from '../../node/runtime/errors.js';
 import { partOf } from '../../node/runtime/hash.js';
 import type { TenantId } from '../../node/runtime/ids.js';
 import type { ResolvedIndex } from '../data-plane.js';
@@ -109,8 +109,10 @@ export function documentRoutes(deps: RouterDeps): Route[] {
               upserted += r.value.upserted;
               created += r.value.created;
             } else {
-              firstError ??= r.reason;
-              const detail = r.reason instanceof SuggestError ? r.reason.message : 'The part could not be written.';
+              // a shard that dropped the part names the physical index: say it of the index the caller named
+              const reason = r.reason instanceof SuggestError && r.reason.code === 'index_not_found' ? suggestError('index_not_found', { index: named, tenant: t.id }) : r.reason;
+              firstError ??= reason;
+              const detail = reason instanceof SuggestError ? reason.message : 'The part could not be written.';
               for (const d of entries[i]![1]) errors.push({ id: d.id, detail });
             }
           });
