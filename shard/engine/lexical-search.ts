@@ -272,12 +272,25 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   const result = searchWords(snapshot, words, prefixLast, options);
   // A compound split into parts that no document holds together ("vn260": "vn" and "260...") is
   // more likely a model number a character off ("vn250"), which the compound's own typo walk
-  // finds. Taken only when it finds documents with every word, where the parts found none.
-  if (words.length > typed.length && (options.fuzzy ?? true) && !hasEveryWord(result)) {
+  // finds. Taken only when it finds documents with every word, where the parts found none, and
+  // only for a compound with a model number's digits (two or more: "forza4" is no typo of
+  // "forzaq...").
+  if (words.length > typed.length && (options.fuzzy ?? true) && typed.some(isModelNumber) && !hasEveryWord(result)) {
     const whole = searchWords(snapshot, typed, prefixLast, options);
     if (hasEveryWord(whole)) return whole;
   }
   return result;
+}
+
+/** A compound of letters and at least two digits ("vn260", "hlcrio121", "bp3200"). */
+function isModelNumber(w: QueryWord): boolean {
+  if (w.parts.length === 0) return false;
+  let digits = 0;
+  for (let i = 0; i < w.term.length; i++) {
+    const c = w.term.charCodeAt(i);
+    if (c >= 48 && c <= 57 && ++digits >= 2) return true;
+  }
+  return false;
 }
 
 function hasEveryWord(result: LexicalResult): boolean {

@@ -118,6 +118,7 @@ describe('lexicalSearch', () => {
       doc('pack', 'PowerPack T2600 USB Battery'),
       doc('card', 'RTX 4090 graphics card'),
       doc('other', 'RTX4080 graphics card'),
+      doc('quartz', 'ForzaQuartz Seamless Countertop'),
     ];
     // "vn" and "260..." are in no document together: the compound's own typo walk finds VN250
     expect(search(docs, 'vn260 ')[0]).toBe('battery');
@@ -125,6 +126,8 @@ describe('lexicalSearch', () => {
     expect(search(docs, 'lg vn260 ', { requireAll: true })).toEqual(['battery']);
     // parts found together keep the split: "rtx4090" is RTX 4090, not the RTX4080 one edit away
     expect(search(docs, 'rtx4090 ', { requireAll: true })).toEqual(['card']);
+    // a word with one digit is not a model number: "forza4" is no typo of "forzaq..."
+    expect(search(docs, 'forza4', { requireAll: true })).toEqual([]);
     // without typo tolerance nothing is read into the compound
     expect(search(docs, 'vn260', { requireAll: true, fuzzy: false })).toEqual([]);
   });
