@@ -18,13 +18,14 @@
 // splits the word at them); 7 (the layout of 6; a zero-width non-joiner joins the parts of a
 // word, "می\u200cخواهم" -> "میخواهم" with parts, where 6 splits the word at it); 8 (the layout of 7;
 // Arabic-script letters typed in several forms are read as one, Arabic and Hebrew vowel marks
-// dropped, and the decimal digits of every script read as ASCII digits, "٧٩٩" -> "799").
+// dropped, and the decimal digits of every script read as ASCII digits, "٧٩٩" -> "799"); 9 (the
+// layout of 8; a pictograph (emoji) is a word of its own, where 8 leaves it out).
 import type { FileHandle } from 'node:fs/promises';
 import { Segment, type SegmentMeta } from './segment.js';
 import { Arena, allocateShared, type ArenaLayout } from './arena.js';
 
-export const ENGINE_FORMAT_VERSION = 8;
-export const OLDEST_READABLE_VERSION = 8;
+export const ENGINE_FORMAT_VERSION = 9;
+export const OLDEST_READABLE_VERSION = 9;
 /**
  * Formats from this one on have this build's layout and an older reading of text (see the
  * versions above): a reader that asks for it reads such a snapshot as an interim engine, to serve

@@ -37,10 +37,14 @@ export interface TokenizeOptions {
 /** Longer runs are cut: they are URLs, hashes or glued text, never something a user types. */
 export const MAX_TERM_LENGTH = 64;
 
+// A pictograph (emoji) is a word of its own, wherever it stands ("pizza🍕" -> "pizza", "🍕")
+const PICTOGRAPH = /\p{Extended_Pictographic}/u;
+// eslint-disable-next-line no-control-regex
+const NON_ASCII = /[^\x00-\x7f]/;
 const CJK_CHAR = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30fc\u3005]/u;
 const CJK_RUN = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30fc\u3005]+/gu;
 // A run of word characters and the punctuation that can sit inside a word.
-const RUN = /[\p{L}\p{M}\p{N}'&+_./,"#\u200c-]+/gu;
+const RUN = /[\p{L}\p{M}\p{N}'&+_./,"#\u200c-]+|\p{Extended_Pictographic}/gu;
 const ALNUM = /[\p{L}\p{M}\p{N}]+/gu;
 const DIGITS = /^\p{Nd}+$/u;
 // a number: "12", "54.6", "1/2", "1,000", or a mixed number "1-1/2" (one and a half)
@@ -107,6 +111,7 @@ export function singular(word: string): string | null {
  *   + alts "in", "36in" (so "36in" finds "36 inches" even when the index knows "36in")
  * - plural words get their singular as an alternative: "drills" + alt "drill"
  * - CJK (Han, Kana, Hangul) runs become overlapping character bigrams
+ * - a pictograph (emoji) is a word of its own
  * - other scripts are kept whole, including their combining marks
  */
 export function tokenize(text: string, options: TokenizeOptions = {}): Token[] {
@@ -124,6 +129,7 @@ export function forEachToken(text: string, sink: TokenSink, options: TokenizeOpt
   const variants = options.variants ?? true;
   const hasCjk = CJK_CHAR.test(s);
   const src = hasCjk ? s.replace(CJK_RUN, ' $& ') : s;
+  const hasPictographs = NON_ASCII.test(s) && PICTOGRAPH.test(s);
   let pos = 0;
   // the number the previous word ended with ("5" of "5 kg"), for the unit after it
   let prevNumber: string | null = null;
@@ -131,6 +137,11 @@ export function forEachToken(text: string, sink: TokenSink, options: TokenizeOpt
     const run = m[0];
     if (hasCjk && CJK_CHAR.test(run)) {
       pos = emitCjk(run, pos, sink);
+      prevNumber = null;
+      continue;
+    }
+    if (hasPictographs && PICTOGRAPH.test(run)) {
+      sink(run, pos++, 'word');
       prevNumber = null;
       continue;
     }

@@ -119,6 +119,10 @@ describe('SuggestEngine', () => {
     expect(ids(e.typeahead({ query: 'کتاب عر' }))).toContain('ar');
     expect(ids(e.autocomplete({ query: 'کتاب 799' }))[0]).toBe('ar');
     expect(ids(e.autocomplete({ query: 'کتاب ۷۹۹' }))[0]).toBe('ar');
+    // a pictograph is a word: found alone and beside other words
+    e.upsert([{ id: 'pz', title: 'Party Pizza 🍕 Platter', desc: '', manufacturer: 'Acme', raw: {} }]);
+    expect(ids(e.typeahead({ query: '🍕' }))).toEqual(['pz']);
+    expect(ids(e.autocomplete({ query: 'pizza 🍕' }))[0]).toBe('pz');
     // in an Indic word it only chooses how the letters are drawn: the word is the same without it
     expect(ids(e.autocomplete({ query: 'क्ष' }))[0]).toBe('hi');
   });

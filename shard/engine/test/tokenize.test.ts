@@ -20,6 +20,10 @@ describe('tokenize', () => {
     expect(terms('AT&T')).toEqual(['att', 'at', 't']);
     // ranges of numbers stay two numbers
     expect(terms('10-20', 'word')).toEqual(['10', '20']);
+    // a pictograph is a word of its own, written apart or not
+    expect(terms('Pizza 🍕 party', 'word')).toEqual(['pizza', '🍕', 'party']);
+    expect(terms('pizza🍕☕', 'word')).toEqual(['pizza', '🍕', '☕']);
+    expect(terms('東京🍣', 'word')).toEqual(['東京', '🍣']);
     // the zero-width non-joiner inside a Persian or Indic word joins as a hyphen does
     expect(terms('می\u200cخواهم')).toEqual(['میخواهم', 'می', 'خواهم']);
     expect(terms('क्\u200cष का', 'word')).toEqual(['क्ष', 'का']);
