@@ -3,64 +3,12 @@
 // JSON.stringify — does, so a 100k-deep body must stop here, not blow a stack later); numbers
 // too large to represent are refused in the same walk.
 import { fail, invalid } from '../node/runtime/errors.js';
+import { nonFiniteAt, scanJson } from '../node/runtime/json-scan.js';
 
 /** Deepest nesting of arrays/objects accepted in a body. */
 export const MAX_JSON_DEPTH = 32;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** What a walk over a parsed body found: nesting past the limit, or a number JSON.parse made infinite. */
-export interface JsonScan {
-  tooDeep: boolean;
-  nonFinite: boolean;
-}
-
-/**
- * One iterative walk over a parsed value: whether it nests arrays/objects deeper than `max`
- * levels, and whether it holds a non-finite number. JSON has no Infinity, but JSON.parse turns a
- * literal beyond the range of a double (1e309, a 400-digit integer) into one, which
- * JSON.stringify and msgpack would then store as null or Infinity without a word.
- */
-export function scanJson(root: unknown, max: number): JsonScan {
-  const found: JsonScan = { tooDeep: false, nonFinite: typeof root === 'number' && !Number.isFinite(root) };
-  const values: unknown[] = [root];
-  const depths: number[] = [1];
-  while (values.length > 0) {
-    const v = values.pop();
-    const d = depths.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (d > max) {
-      found.tooDeep = true;
-      return found;
-    }
-    for (const c of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof c === 'object') {
-        if (c !== null) {
-          values.push(c);
-          depths.push(d + 1);
-        }
-      } else if (typeof c === 'number' && !Number.isFinite(c)) found.nonFinite = true;
-    }
-  }
-  return found;
-}
-
-/** true when `root` nests arrays/objects deeper than `max` levels. */
-export function exceedsDepth(root: unknown, max: number): boolean {
-  return scanJson(root, max).tooDeep;
-}
-
-/** Where the first non-finite number of `v` is (a path of keys and indexes), or null; `v` nests at most MAX_JSON_DEPTH levels. */
-export function nonFiniteAt(v: unknown): (string | number)[] | null {
-  if (typeof v === 'number') return Number.isFinite(v) ? null : [];
-  if (typeof v !== 'object' || v === null) return null;
-  const entries: [string | number, unknown][] = Array.isArray(v) ? v.map((c, i) => [i, c]) : Object.entries(v);
-  for (const [k, c] of entries) {
-    const below = nonFiniteAt(c);
-    if (below !== null) return [k, ...below];
-  }
-  return null;
-}
 
 export const BEYOND_DOUBLE = 'beyond the range of a double (about ±1.8e308)';
 

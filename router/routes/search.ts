@@ -4,7 +4,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { invalid, validationError } from '../../node/runtime/errors.js';
-import { BEYOND_DOUBLE, nonFiniteAt, nonFiniteNumber, scanJson } from '../json-body.js';
+import { nonFiniteAt, scanJson } from '../../node/runtime/json-scan.js';
+import { BEYOND_DOUBLE, nonFiniteNumber } from '../json-body.js';
 import { issuesOf } from '../request-validator.js';
 import { defineRoute, type Req, type Route } from '../route.js';
 import type { RouterDeps } from '../router-deps.js';

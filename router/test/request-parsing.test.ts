@@ -5,7 +5,8 @@ import { FormatRegistry, Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { hasControlChar } from '../../node/runtime/document.js';
 import { SuggestError } from '../../node/runtime/errors.js';
-import { MAX_JSON_DEPTH, exceedsDepth, nonFiniteAt, parseJsonBody, scanJson } from '../json-body.js';
+import { nonFiniteAt, scanJson } from '../../node/runtime/json-scan.js';
+import { MAX_JSON_DEPTH, parseJsonBody } from '../json-body.js';
 import { MAX_QUERY_STRING, parseQueryString } from '../query-string.js';
 import { RequestValidator, describeSchema } from '../request-validator.js';
 import { defineRoute } from '../route.js';
@@ -63,7 +64,7 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody(Buffer.from(ok), 'json', false)).toBeDefined();
     const deep = '['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1);
     expect(caught(() => parseJsonBody(Buffer.from(deep), 'json', false)).issues?.[0]?.type).toBe('too_deep');
-    expect(exceedsDepth(JSON.parse('['.repeat(200_000) + ']'.repeat(200_000)), MAX_JSON_DEPTH)).toBe(true);
+    expect(scanJson(JSON.parse('['.repeat(200_000) + ']'.repeat(200_000)), MAX_JSON_DEPTH).tooDeep).toBe(true);
   });
   it('refuses numbers JSON.parse makes infinite with 422 at their location, in QUERY bodies too', () => {
     expect(scanJson(JSON.parse('{"a":[1,{"b":2}]}'), MAX_JSON_DEPTH)).toEqual({ tooDeep: false, nonFinite: false });

@@ -10,6 +10,7 @@
 // documents cut from JSON text.
 import { CsvReader, sniffDelimiter } from './csv-records.js';
 import { JsonLinesSplitter, JsonSplitter, type JsonElement } from './json-records.js';
+import { nonFiniteAt, scanJson } from '../../node/runtime/json-scan.js';
 
 export type UploadFormat = 'csv' | 'json' | 'jsonl';
 
@@ -175,19 +176,12 @@ function parseElement(text: string, options: RecordSourceOptions): { value?: Rec
 
 /**
  * What makes a parsed record unstorable: nesting deeper than `max`, or a number JSON.parse read
- * as ±Infinity (a literal beyond ±1.8e308). Iterative, so a hostile record cannot exhaust the stack.
+ * as ±Infinity (a literal beyond ±1.8e308), named by the record's key that holds it.
  */
 export function recordProblem(record: Record<string, unknown>, max: number): string | null {
-  const stack: [unknown, number, string][] = Object.entries(record).map(([k, v]) => [v, 2, k]);
-  while (stack.length > 0) {
-    const [v, d, key] = stack.pop()!;
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return `The value of ${JSON.stringify(key.slice(0, 64))} ${d === 2 ? 'is' : 'holds'} a number too large to store (beyond ±1.8e308).`;
-      continue;
-    }
-    if (typeof v !== 'object' || v === null) continue;
-    if (d > max) return `The record is nested deeper than ${max} levels.`;
-    for (const c of Array.isArray(v) ? v : Object.values(v)) if (typeof c === 'number' || (typeof c === 'object' && c !== null)) stack.push([c, d + 1, key]);
-  }
-  return null;
+  const scan = scanJson(record, max);
+  if (scan.tooDeep) return `The record is nested deeper than ${max} levels.`;
+  if (!scan.nonFinite) return null;
+  const at = nonFiniteAt(record)!;
+  return `The value of ${JSON.stringify(String(at[0]).slice(0, 64))} ${at.length === 1 ? 'is' : 'holds'} a number too large to store (beyond ±1.8e308).`;
 }
