@@ -58,7 +58,7 @@ export function documentRoutes(deps: RouterDeps): Route[] {
   const assertStillThere = async (tenant: TenantId, target: ResolvedIndex, named: string): Promise<void> => {
     const now = await data.physical(tenant, target.physical.physical_index_id);
     if (now === null) fail('index_not_found', { index: named, tenant });
-    if (now.status === 'deleting') fail('conflict', { reason: `Index '${named}' is being deleted.` });
+    assertWritable({ ...target, physical: now }, named);
   };
 
   return [
