@@ -474,8 +474,10 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
       if (m.distance === 0) continue;
       const cost = typoCost(m.distance, w.term, m.term);
       const f = Math.pow(TYPO_FACTOR, cost);
-      if (isPrefix && m.matched !== m.term) {
-        // a prefix-mode subtree: the frequent completions of the corrected prefix
+      if (isPrefix) {
+        // the frequent completions of the corrected prefix: a match in prefix mode stands for
+        // every term it starts ("drils" -> "dril": "drill", "drilling"), and the walk reports a
+        // whole subtree of them as its prefix, which is no term itself
         const ranges = segments.map((seg) => seg.terms.prefixRange(m.matched));
         segments.forEach((seg, i) => {
           const [lo, hi] = ranges[i] as [number, number];
@@ -485,9 +487,15 @@ function expand(snapshot: IndexSnapshot, w: QueryWord, isPrefix: boolean, fuzzy:
           }
         });
       } else {
-        put(m.term, f * (isPrefix ? completionFactor(m.matched.length, m.term.length) : 1), m.distance);
+        put(m.term, f, m.distance);
       }
     }
+    // Typo neighbours weigh by how often the index uses them, as a spelling corrector would:
+    // "drils" is one edit from "drill" (419 documents), "dries" and "driscoll" (one each), and
+    // scored alike the rare ones, in short titles, came first.
+    let commonest = 0;
+    for (const e of out.values()) if (e.typos > 0 && e.df > commonest) commonest = e.df;
+    for (const e of out.values()) if (e.typos > 0) e.factor *= Math.sqrt((e.df + 1) / (commonest + 1));
   }
   return [...out.values()];
 }

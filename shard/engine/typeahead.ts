@@ -26,6 +26,10 @@ export const INNER_FACTOR = 0.5;
 export const EXACT_FACTOR = 1.25;
 /** Per unit of typo cost of a corrected query. */
 export const TYPEAHEAD_TYPO_FACTOR = 0.3;
+/** Suggestions of a spelling reading other than the corrector's best, below that one's. */
+export const LATER_READING_FACTOR = 0.1;
+/** Suggestions naming the singular of a plural typed (see gatherWithSingular). */
+export const SINGULAR_FACTOR = 0.8;
 /** Products found by full-text matching when the tables ran short. */
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
 /** The products' search asks for this many times `limit` (see typeahead). */
@@ -64,7 +68,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   // by suggestion id with a single segment (see gather)
   const cands = candidates.reset(snapshot.segments.length === 1);
   const wanted = limit + spare;
-  gather(snapshot, words, lastIsPrefix, 1, wanted, cands);
+  gatherWithSingular(snapshot, words, lastIsPrefix, 1, wanted, cands);
   clock?.lap('tables');
 
   // Spelling alternatives: when something is unknown or the tables ran short.
@@ -76,11 +80,15 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   const unknown = words.some((w, i) => (lastIsPrefix && i === words.length - 1 ? !snapshot.hasPrefix(w, 'suggestive') : snapshot.termWeight(w, 'suggestive') === 0));
   if (unknown || (cands.count < limit && corrector.mayChange(words, lastIsPrefix))) {
     const exactCount = cands.count;
+    let readings = 0;
     for (const alt of corrector.candidates(words, lastIsPrefix, 4)) {
       if (!alt.changed) continue;
       if (regrouped === null && alt.words.length !== words.length) regrouped = alt.words;
       const before = cands.count;
-      gather(snapshot, alt.words, lastIsPrefix, Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)), wanted, cands);
+      // the corrector's best reading leads, the others follow it ("hamer": "Hammer" before the
+      // far more popular "American", a first letter added being the less likely typo)
+      const factor = Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)) * (readings++ === 0 ? 1 : LATER_READING_FACTOR);
+      gatherWithSingular(snapshot, alt.words, lastIsPrefix, factor, wanted, cands);
       if (corrected === null && exactCount === 0 && cands.count > before) corrected = alt.words;
     }
     clock?.lap('spelling');
@@ -227,6 +235,23 @@ function relaxedSearch(snapshot: IndexSnapshot, words: readonly QueryWord[], pre
 }
 
 /**
+ * `gather`, and when that finds fewer than FILL_BELOW suggestions and the last word is a plural
+ * whose singular the index knows, the suggestions naming the singular, as the whole phrase or its last word ("hammers": "Hammer",
+ * "Claw Hammer"; the tables hold phrases as titles say them, mostly in the singular), a little
+ * below, and at most FILL_BELOW of them per segment, leaving the rest of the list to products.
+ * Not "Hammer Drill": a hammer drill is no hammer.
+ */
+function gatherWithSingular(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates): void {
+  const before = cands.count;
+  gather(snapshot, words, lastIsPrefix, factor, limit, cands);
+  if (cands.count - before >= FILL_BELOW) return;
+  const last = words[words.length - 1] as string;
+  const one = singular(last);
+  if (one === null || snapshot.termWeight(one, 'suggestive') === 0) return;
+  gather(snapshot, [...words.slice(0, -1), one], false, factor * SINGULAR_FACTOR, limit, cands, true, FILL_BELOW);
+}
+
+/**
  * Looks up `words` in every segment's tables and adds the completions to `cands`, by key (the
  * same suggestion in several segments is one candidate: told by the key's code units, read in
  * place). With a single segment, by suggestion id instead (`cands.byId`): keys are unique within
@@ -234,7 +259,7 @@ function relaxedSearch(snapshot: IndexSnapshot, words: readonly QueryWord[], pre
  * prefix decoded two dozen, and with several segments every key gathered); a finished last word
  * decodes each key to keep whole-word matches.
  */
-function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates): void {
+function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates, ending = false, most = Infinity): void {
   const key = words.join(' ');
   // a finished last word must match a whole word: fetch more, keep those continuing with a space
   const k = lastIsPrefix ? limit + 8 : limit * 3 + 8;
@@ -242,7 +267,8 @@ function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean,
   for (const seg of snapshot.segments) {
     if (seg.liveCount === 0) continue;
     seg.suggestions.complete(key, k, true, seg.deletedSuggestionWeights, hits.clear());
-    for (let i = 0; i < hits.count; i++) {
+    let taken = 0;
+    for (let i = 0; i < hits.count && taken < most; i++) {
       const sug = hits.sug[i] as number;
       const inner = hits.inner[i] === 1;
       let full: string | null = null;
@@ -252,10 +278,11 @@ function gather(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean,
         exact = !inner && seg.suggestions.keyLength(sug) === key.length;
       } else {
         full = seg.suggestions.key(sug);
-        if (!lastIsPrefix && !wholeWords(full, key, inner)) continue;
+        if (ending ? full !== key && !full.endsWith(` ${key}`) : !wholeWords(full, key, inner)) continue;
         exact = full === key;
       }
       cands.add(seg, sug, full, factor * (inner ? INNER_FACTOR : 1) * (exact ? EXACT_FACTOR : 1));
+      taken++;
     }
   }
 }

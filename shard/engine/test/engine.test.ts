@@ -127,6 +127,26 @@ describe('SuggestEngine', () => {
     expect(ids(e.autocomplete({ query: 'क्ष' }))[0]).toBe('hi');
   });
 
+  it('lists the phrases of a plural typed in the singular, and leads with the best spelling reading', () => {
+    const e = new SuggestEngine({ minSupport: 1 });
+    const hammers = Array.from({ length: 10 }, (_, i) => ({ id: `h${i}`, title: `${i < 6 ? 'Claw' : 'Rotary'} Hammer ${16 + i}`, desc: '', manufacturer: '', raw: { category: 'Hammer' } }));
+    const american = Array.from({ length: 30 }, (_, i) => ({ id: `a${i}`, title: `American Standard Toilet ${i}`, desc: '', manufacturer: 'American Standard', raw: { category: 'American' } }));
+    const set = { id: 's', title: 'Hammer-Set Concrete Anchors', desc: '', manufacturer: '', raw: {} };
+    e.upsert([...hammers, ...american, set]);
+    const phrases = (query: string): string[] => e.typeahead({ query }).suggestions.filter((s) => s.type !== 'product').map((s) => s.title.toLowerCase());
+    // "hammers" starts no phrase but "Hammer-Set...": the phrases naming a hammer are listed first
+    const listed = phrases('hammers');
+    expect(listed).toEqual(expect.arrayContaining(['hammer', 'claw hammer', 'rotary hammer']));
+    expect(listed[0]).toBe('hammer');
+    expect(e.typeahead({ query: 'hammers' }).corrected_query).toBeNull();
+    // "hamer": "hammer" is the best reading (a first letter added is the less likely typo), and its
+    // phrases come before those of "amer...", three times as popular
+    const r = e.typeahead({ query: 'hamer' });
+    expect(r.corrected_query).toBe('hammer');
+    expect(r.suggestions[0]?.title.toLowerCase()).toBe('hammer');
+    expect(r.suggestions.findIndex((s) => s.title.toLowerCase().startsWith('american'))).toBeGreaterThan(0);
+  });
+
   it('lists the products of glued words split in typeahead when none has every word as typed', () => {
     const e = new SuggestEngine();
     e.upsert([
@@ -258,9 +278,13 @@ describe('SuggestEngine', () => {
     const same = Array.from({ length: 8 }, (_, i) => ({ id: `k${i}`, title: 'Krosswood Doors Interior Doors', desc: '', manufacturer: 'Krosswood', raw: { width: 24 + 2 * i } }));
     const others = ['Builder&#39;s Choice Interior Door', 'Masonite Interior Door Slab', 'JELD-WEN Interior Door', 'Steves Interior Door'].map((title, i) => ({ id: `d${i}`, title, desc: 'Fir &amp; pine', manufacturer: 'Various', raw: {} }));
     e.upsert([...same, ...others]);
-    const products = e.typeahead({ query: 'interior doors', limit: 5 }).suggestions.filter((s) => s.type === 'product');
+    const listed = e.typeahead({ query: 'interior doors', limit: 5 }).suggestions;
+    const products = listed.filter((s) => s.type === 'product');
     expect(new Set(products.map((s) => s.title)).size).toBe(products.length);
-    expect(products.length).toBeGreaterThanOrEqual(4);
+    // the list is full: one line for the eight doors of one title, the others after it (beside
+    // the phrase "Interior Door", the plural's singular)
+    expect(listed).toHaveLength(5);
+    expect(products.length).toBeGreaterThanOrEqual(3);
     expect(products.map((s) => s.title)).toContain("Builder's Choice Interior Door");
     const ac = e.autocomplete({ query: 'builders choice interior door' }).suggestions[0];
     expect(ac).toMatchObject({ id: 'd0', title: "Builder's Choice Interior Door", description: 'Fir & pine' });

@@ -132,6 +132,21 @@ describe('lexicalSearch', () => {
     expect(search(docs, 'vn260', { requireAll: true, fuzzy: false })).toEqual([]);
   });
 
+  it('reads a misspelled prefix as the start of every term its correction starts, the common ones first', () => {
+    const docs = [
+      ...Array.from({ length: 8 }, (_, i) => doc(`drill-${i}`, `Cordless Drill and Driver Kit model ${i} with two batteries and a case`)),
+      doc('drilling', 'Drilling Hammer with Side Handle and Depth Stop for Masonry Work'),
+      doc('dries', 'Glue Dries White'),
+      doc('driscoll', 'Driscoll Wall Light'),
+    ];
+    // "drils" is one edit from "dril", the prefix of "drill" and "drilling" (a subtree of terms,
+    // which the walk reports as its prefix), and from the rarer "dries" and "driscoll"
+    const found = search(docs, 'drils', { requireAll: true, limit: 20 });
+    expect(found).toContain('drilling');
+    expect(found.slice(0, 8).every((id) => id.startsWith('drill'))).toBe(true);
+    expect(found.indexOf('dries')).toBeGreaterThan(found.indexOf('drill-0'));
+  });
+
   it('uses shared collection statistics when given', () => {
     const docs = [doc('a', 'alpha beta'), doc('b', 'alpha gamma')];
     const seg = new SegmentBuilder().addAll(docs).build();
