@@ -28,8 +28,8 @@ export const EXACT_FACTOR = 1.25;
 export const TYPEAHEAD_TYPO_FACTOR = 0.3;
 /** Suggestions of a spelling reading other than the corrector's best, below that one's. */
 export const LATER_READING_FACTOR = 0.1;
-/** Suggestions naming the singular of a plural typed (see gatherWithSingular). */
-export const SINGULAR_FACTOR = 0.8;
+/** Suggestions of the words typed in another form: a plural's singular, joined or split (see gatherAlike). */
+export const ALIKE_FACTOR = 0.8;
 /** Products found by full-text matching when the tables ran short. */
 export const PRODUCT_FALLBACK_FACTOR = 0.2;
 /** The products' search asks for this many times `limit` (see typeahead). */
@@ -68,7 +68,9 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   // by suggestion id with a single segment (see gather)
   const cands = candidates.reset(snapshot.segments.length === 1);
   const wanted = limit + spare;
-  gatherWithSingular(snapshot, words, lastIsPrefix, 1, wanted, cands);
+  // candidates found only in another form of the words (see gatherAlike), as [from, to) runs
+  alikeRuns.length = 0;
+  let regroupedAlike = gatherAlike(snapshot, words, lastIsPrefix, 1, wanted, cands);
   clock?.lap('tables');
 
   // Spelling alternatives: when something is unknown or the tables ran short.
@@ -88,7 +90,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       // the corrector's best reading leads, the others follow it ("hamer": "Hammer" before the
       // far more popular "American", a first letter added being the less likely typo)
       const factor = Math.pow(TYPEAHEAD_TYPO_FACTOR, Math.max(1, alt.cost)) * (readings++ === 0 ? 1 : LATER_READING_FACTOR);
-      gatherWithSingular(snapshot, alt.words, lastIsPrefix, factor, wanted, cands);
+      regroupedAlike ??= gatherAlike(snapshot, alt.words, lastIsPrefix, factor, wanted, cands);
       if (corrected === null && exactCount === 0 && cands.count > before) corrected = alt.words;
     }
     clock?.lap('spelling');
@@ -114,6 +116,9 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     return ka < kb ? -1 : ka > kb ? 1 : 0;
   });
   const out: TypeaheadSuggestion[] = [];
+  // of them, the suggestions of the words in another form only: the products' search treats the
+  // list as empty when it has nothing else
+  let alikeShown = 0;
   // at most `limit` each: a list is cheaper to search than a set is to fill
   const titles: string[] = [];
   const forms: string[] = [];
@@ -125,6 +130,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     const seg = cands.segment[c] as Segment;
     if (shown.doc >= 0 && !seg.isLive(shown.doc)) continue;
     if (titles.includes(shown.lower)) continue;
+    if (isAlike(c)) alikeShown++;
     titles.push(shown.lower);
     forms.push(shown.form);
     out.push({ id: shown.id, type: shown.type, title: shown.title, score: round(cands.score[c] as number) });
@@ -139,7 +145,9 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     const fetch = limit * FALLBACK_FETCH;
     const everyWord = (query: AnalyzedQuery): LexicalResult => lexicalSearch(snapshot, query, { limit: fetch, requireAll: true, prefixLast: lastIsPrefix, clock });
     let res = everyWord(productQuery);
-    if (res.hits.length === 0 && out.length === 0 && corrected === null && regrouped !== null) {
+    // the words regrouped as the tables know them, when the corrector had nothing to regroup
+    regrouped ??= regroupedAlike;
+    if (res.hits.length === 0 && out.length === alikeShown && corrected === null && regrouped !== null) {
       // no product has every word as typed: the words split where they were glued (or joined)
       const split = analyzeTyped(regrouped.join(' '), lastIsPrefix);
       const found = everyWord(split);
@@ -160,7 +168,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     const content = productWords.filter((w, i) => i === productWords.length - 1 || !JOINING_WORDS.has(w.term));
     const head = content.slice(0, -1);
     let relaxed = false;
-    if (out.length === 0 && res.hits.length === 0 && productWords.length > 1) {
+    if (out.length === alikeShown && res.hits.length === 0 && productWords.length > 1) {
       relaxed = true;
       if (content.length < productWords.length) res = relaxedSearch(snapshot, content, lastIsPrefix, false, fetch, clock);
       // A short last word is left out: the words before it are searched as at the keystroke
@@ -235,21 +243,77 @@ function relaxedSearch(snapshot: IndexSnapshot, words: readonly QueryWord[], pre
 }
 
 /**
- * `gather`, and when that finds fewer than FILL_BELOW suggestions and the last word is a plural
- * whose singular the index knows, the suggestions naming the singular, as the whole phrase or its last word ("hammers": "Hammer",
- * "Claw Hammer"; the tables hold phrases as titles say them, mostly in the singular), a little
- * below, and at most FILL_BELOW of them per segment, leaving the rest of the list to products.
- * Not "Hammer Drill": a hammer drill is no hammer.
+ * `gather`, and when that finds fewer than FILL_BELOW suggestions, the same words in the other
+ * forms titles use, a little below: a plural whose singular the index knows, as the whole phrase
+ * or its last word ("hammers": "Hammer", "Claw Hammer"; the tables hold phrases as titles say
+ * them, mostly in the singular; not "Hammer Drill", a hammer drill is no hammer); then the last
+ * two words as one or the last word as two, when the index knows that form ("dish washer":
+ * "Dishwasher"; "lawnmower", in two titles: "Lawn Mower", in hundreds). At most FILL_BELOW of
+ * each per segment, leaving the rest of the list to the products of the words as typed. Returns
+ * the regrouped words when their phrases were found (the products' search may take them too).
  */
-function gatherWithSingular(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates): void {
+function gatherAlike(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boolean, factor: number, limit: number, cands: TypeaheadCandidates): string[] | null {
   const before = cands.count;
   gather(snapshot, words, lastIsPrefix, factor, limit, cands);
-  if (cands.count - before >= FILL_BELOW) return;
+  if (cands.count - before >= FILL_BELOW) return null;
+  const from = cands.count;
   const last = words[words.length - 1] as string;
   const one = singular(last);
-  if (one === null || snapshot.termWeight(one, 'suggestive') === 0) return;
-  gather(snapshot, [...words.slice(0, -1), one], false, factor * SINGULAR_FACTOR, limit, cands, true, FILL_BELOW);
+  if (one !== null && snapshot.termWeight(one, 'suggestive') > 0) gather(snapshot, [...words.slice(0, -1), one], false, factor * ALIKE_FACTOR, limit, cands, true, FILL_BELOW);
+  let found: string[] | null = null;
+  if (cands.count - before < FILL_BELOW) {
+    const regrouped = regroupLast(snapshot, words, lastIsPrefix);
+    const at = cands.count;
+    if (regrouped !== null) gather(snapshot, regrouped, lastIsPrefix, factor * ALIKE_FACTOR, limit, cands, false, FILL_BELOW);
+    if (cands.count > at) found = regrouped;
+  }
+  if (cands.count > from) alikeRuns.push(from, cands.count);
+  return found;
 }
+
+/** Runs of candidate indexes `[from, to)` that gatherAlike found in another form of the words (thread scratch, reset per query). */
+const alikeRuns: number[] = [];
+
+function isAlike(c: number): boolean {
+  for (let i = 0; i < alikeRuns.length; i += 2) if (c >= (alikeRuns[i] as number) && c < (alikeRuns[i + 1] as number)) return true;
+  return false;
+}
+
+/** A word the regrouping may join or split: long enough, and no model number or size. */
+const REGROUPABLE = /^[^\d]{3,}$/u;
+
+/**
+ * The query with its last two words joined ("dish washer" -> "dishwasher"), or else its last
+ * word split in two, at the point where both halves are the most common words ("lawnmower" ->
+ * "lawn mower"), when the index knows the new form as a word people type (the last one as a
+ * prefix while it is typed); null when neither is.
+ */
+function regroupLast(snapshot: IndexSnapshot, words: readonly string[], lastIsPrefix: boolean): string[] | null {
+  const n = words.length;
+  const last = words[n - 1] as string;
+  if (!REGROUPABLE.test(last) && !(lastIsPrefix && /^[^\d]+$/u.test(last))) return null;
+  const known = (word: string, prefix: boolean): number => (prefix ? (snapshot.hasPrefix(word, 'suggestive') ? 1 : 0) : snapshot.termWeight(word, 'suggestive'));
+  const prev = n >= 2 ? (words[n - 2] as string) : '';
+  if (REGROUPABLE.test(prev) && known(prev + last, lastIsPrefix) > 0) return [...words.slice(0, -2), prev + last];
+  if (last.length < 2 * MIN_PART) return null;
+  let best: string[] | null = null;
+  let bestWeight = 0;
+  for (let i = MIN_PART; i <= last.length - MIN_PART; i++) {
+    const a = last.slice(0, i);
+    const wa = known(a, false);
+    if (wa <= bestWeight) continue;
+    const b = last.slice(i);
+    // a prefix weighs as the word before it
+    const weight = Math.min(wa, lastIsPrefix ? (known(b, true) > 0 ? wa : 0) : known(b, false));
+    if (weight > bestWeight) {
+      best = [...words.slice(0, -1), a, b];
+      bestWeight = weight;
+    }
+  }
+  return best;
+}
+/** The shortest half of a word split in two (see regroupLast). */
+const MIN_PART = 3;
 
 /**
  * Looks up `words` in every segment's tables and adds the completions to `cands`, by key (the

@@ -147,6 +147,26 @@ describe('SuggestEngine', () => {
     expect(r.suggestions.findIndex((s) => s.title.toLowerCase().startsWith('american'))).toBeGreaterThan(0);
   });
 
+  it('lists the phrases of two words typed as one, or of one typed as two, when the tables know that form', () => {
+    const e = new SuggestEngine({ minSupport: 1 });
+    const dishwashers = Array.from({ length: 6 }, (_, i) => ({ id: `d${i}`, title: `Built-In Dishwasher ${i}`, desc: '', manufacturer: '', raw: { category: 'Dishwasher' } }));
+    const mowers = Array.from({ length: 6 }, (_, i) => ({ id: `m${i}`, title: `Gas Lawn Mower ${i}`, desc: '', manufacturer: '', raw: { category: 'Lawn Mower' } }));
+    const oil = { id: 'oil', title: 'Lawnmower Oil', desc: '', manufacturer: '', raw: {} };
+    const soap = { id: 'soap', title: 'Soap Dish', desc: '', manufacturer: '', raw: {} };
+    const washer = { id: 'washer', title: 'Pressure Washer', desc: '', manufacturer: '', raw: {} };
+    e.upsert([...dishwashers, ...mowers, oil, soap, washer]);
+    const phrases = (query: string): string[] => e.typeahead({ query }).suggestions.filter((s) => s.type !== 'product').map((s) => s.title.toLowerCase());
+    expect(phrases('dish washer')).toContain('dishwasher');
+    expect(phrases('dish wash')).toContain('dishwasher');
+    // "lawnmower" is a word of one title, "lawn mower" of six
+    expect(phrases('lawnmower')).toContain('lawn mower');
+    // the products of the regrouped words when none has the words as typed
+    const products = e.typeahead({ query: 'dish washer' }).suggestions.filter((s) => s.type === 'product').map((s) => s.id);
+    expect(products.some((id) => id.startsWith('d'))).toBe(true);
+    // a size or model number is not regrouped
+    expect(phrases('lawn 21')).not.toContain('lawn mower');
+  });
+
   it('lists the products of glued words split in typeahead when none has every word as typed', () => {
     const e = new SuggestEngine();
     e.upsert([
