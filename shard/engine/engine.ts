@@ -15,6 +15,7 @@ import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
 import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { RankingRules } from './ranking-rules.js';
+import { regroupWords } from './regroup.js';
 import { Segment, type SharedSegment } from './segment.js';
 import { SegmentBuilder } from './segment-builder.js';
 import { SpellCorrector } from './spell-corrector.js';
@@ -102,6 +103,8 @@ const DEFAULTS: Required<Omit<EngineOptions, 'embedder' | 'vectors'>> & { vector
 
 /** Documents found only through the corrected reading of a query keep this share of their score. */
 const CORRECTED_FACTOR = 0.5;
+/** Documents found only through the regrouped reading of a query (regroup.ts) keep this share of their score. */
+const REGROUPED_FACTOR = 0.8;
 /** Typeahead suggestions fetched beyond the limit when hide rules may remove some. */
 const HIDE_SPARE = 10;
 
@@ -419,19 +422,18 @@ export class SuggestEngine {
       if (corrected) {
         // The corrected reading competes with the query as typed (whose own typo matching is
         // stricter): its documents count at a discount, each document keeps its better score.
-        const cq = analyzeTyped(corrected.join(' '), lastIsPrefix);
-        const alt = lexicalSearch(snap, cq, options);
-        const best = new Map<string, LexicalHit>();
-        for (const h of result.hits) best.set(`${h.segment}:${h.ord}`, h);
-        for (const h of alt.hits) {
-          const k = `${h.segment}:${h.ord}`;
-          const score = h.score * CORRECTED_FACTOR;
-          const prev = best.get(k);
-          if (prev === undefined || prev.score < score) best.set(k, { ...h, score, typos: h.typos + 1 });
-        }
-        const hits = [...best.values()].sort(byScore).slice(0, poolSize);
-        result = { hits, total: Math.max(result.total, alt.total), words: result.words };
+        const alt = lexicalSearch(snap, analyzeTyped(corrected.join(' '), lastIsPrefix), options);
+        result = withReading(result, alt, CORRECTED_FACTOR, 1, poolSize);
         clock?.lap('lexical_corrected');
+      } else if (everyWordHits(result) < limit) {
+        // Known words regrouped as titles write them ("dish washer": "Dishwasher"; regroup.ts),
+        // when few documents have every word as typed: documents of either reading compete.
+        const regrouped = regroupWords(snap, words, lastIsPrefix, 'any');
+        if (regrouped !== null) {
+          const alt = lexicalSearch(snap, analyzeTyped(regrouped.join(' '), lastIsPrefix), options);
+          result = withReading(result, alt, REGROUPED_FACTOR, 0, poolSize);
+          clock?.lap('lexical_regrouped');
+        }
       }
       result = rules.withSynonyms(result, (text) => lexicalSearch(snap, analyzeTyped(text, lastIsPrefix), options), poolSize);
       if (rules.active) clock?.lap('synonyms');
@@ -1029,4 +1031,28 @@ function renderSuggestion(snap: IndexSnapshot, segment: number, ord: number, sco
 function clampLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return DEFAULT_LIMIT;
   return Math.max(1, Math.min(MAX_LIMIT, Math.floor(limit)));
+}
+
+/**
+ * `result` with the documents of another reading of the query, each at `factor` of its score
+ * and `typos` more typos: every document keeps its better score, the best `poolSize` are kept.
+ */
+function withReading(result: LexicalResult, alt: LexicalResult, factor: number, typos: number, poolSize: number): LexicalResult {
+  const best = new Map<string, LexicalHit>();
+  for (const h of result.hits) best.set(`${h.segment}:${h.ord}`, h);
+  for (const h of alt.hits) {
+    const k = `${h.segment}:${h.ord}`;
+    const score = h.score * factor;
+    const prev = best.get(k);
+    if (prev === undefined || prev.score < score) best.set(k, { ...h, score, typos: h.typos + typos });
+  }
+  const hits = [...best.values()].sort(byScore).slice(0, poolSize);
+  return { hits, total: Math.max(result.total, alt.total), words: result.words };
+}
+
+/** Hits with every word of their query. */
+function everyWordHits(result: LexicalResult): number {
+  let n = 0;
+  for (const h of result.hits) if (h.matched >= result.words) n++;
+  return n;
 }

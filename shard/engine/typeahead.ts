@@ -14,6 +14,7 @@ import type { IndexSnapshot } from './index-snapshot.js';
 import { lexicalSearch, MAX_DROP_WORDS, MIN_LONE_PREFIX, type LexicalResult } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { docWeightOf, type Segment } from './segment.js';
+import { regroupWords } from './regroup.js';
 import type { SpellCorrector } from './spell-corrector.js';
 import type { StageClock } from './stage-clock.js';
 import { CompletionHits } from './suggestion-index.js';
@@ -246,8 +247,8 @@ function relaxedSearch(snapshot: IndexSnapshot, words: readonly QueryWord[], pre
  * `gather`, and when that finds fewer than FILL_BELOW suggestions, the same words in the other
  * forms titles use, a little below: a plural whose singular the index knows, as the whole phrase
  * or its last word ("hammers": "Hammer", "Claw Hammer"; the tables hold phrases as titles say
- * them, mostly in the singular; not "Hammer Drill", a hammer drill is no hammer); then the last
- * two words as one or the last word as two, when the index knows that form ("dish washer":
+ * them, mostly in the singular; not "Hammer Drill", a hammer drill is no hammer); then two words
+ * as one or one word as two, when the index knows that form (regroup.ts: "dish washer":
  * "Dishwasher"; "lawnmower", in two titles: "Lawn Mower", in hundreds). At most FILL_BELOW of
  * each per segment, leaving the rest of the list to the products of the words as typed. Returns
  * the regrouped words when their phrases were found (the products' search may take them too).
@@ -262,7 +263,7 @@ function gatherAlike(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boo
   if (one !== null && snapshot.termWeight(one, 'suggestive') > 0) gather(snapshot, [...words.slice(0, -1), one], false, factor * ALIKE_FACTOR, limit, cands, true, FILL_BELOW);
   let found: string[] | null = null;
   if (cands.count - before < FILL_BELOW) {
-    const regrouped = regroupLast(snapshot, words, lastIsPrefix);
+    const regrouped = regroupWords(snapshot, words, lastIsPrefix, 'suggestive');
     const at = cands.count;
     if (regrouped !== null) gather(snapshot, regrouped, lastIsPrefix, factor * ALIKE_FACTOR, limit, cands, false, FILL_BELOW);
     if (cands.count > at) found = regrouped;
@@ -278,42 +279,6 @@ function isAlike(c: number): boolean {
   for (let i = 0; i < alikeRuns.length; i += 2) if (c >= (alikeRuns[i] as number) && c < (alikeRuns[i + 1] as number)) return true;
   return false;
 }
-
-/** A word the regrouping may join or split: long enough, and no model number or size. */
-const REGROUPABLE = /^[^\d]{3,}$/u;
-
-/**
- * The query with its last two words joined ("dish washer" -> "dishwasher"), or else its last
- * word split in two, at the point where both halves are the most common words ("lawnmower" ->
- * "lawn mower"), when the index knows the new form as a word people type (the last one as a
- * prefix while it is typed); null when neither is.
- */
-function regroupLast(snapshot: IndexSnapshot, words: readonly string[], lastIsPrefix: boolean): string[] | null {
-  const n = words.length;
-  const last = words[n - 1] as string;
-  if (!REGROUPABLE.test(last) && !(lastIsPrefix && /^[^\d]+$/u.test(last))) return null;
-  const known = (word: string, prefix: boolean): number => (prefix ? (snapshot.hasPrefix(word, 'suggestive') ? 1 : 0) : snapshot.termWeight(word, 'suggestive'));
-  const prev = n >= 2 ? (words[n - 2] as string) : '';
-  if (REGROUPABLE.test(prev) && known(prev + last, lastIsPrefix) > 0) return [...words.slice(0, -2), prev + last];
-  if (last.length < 2 * MIN_PART) return null;
-  let best: string[] | null = null;
-  let bestWeight = 0;
-  for (let i = MIN_PART; i <= last.length - MIN_PART; i++) {
-    const a = last.slice(0, i);
-    const wa = known(a, false);
-    if (wa <= bestWeight) continue;
-    const b = last.slice(i);
-    // a prefix weighs as the word before it
-    const weight = Math.min(wa, lastIsPrefix ? (known(b, true) > 0 ? wa : 0) : known(b, false));
-    if (weight > bestWeight) {
-      best = [...words.slice(0, -1), a, b];
-      bestWeight = weight;
-    }
-  }
-  return best;
-}
-/** The shortest half of a word split in two (see regroupLast). */
-const MIN_PART = 3;
 
 /**
  * Looks up `words` in every segment's tables and adds the completions to `cands`, by key (the

@@ -147,7 +147,7 @@ describe('SuggestEngine', () => {
     expect(r.suggestions.findIndex((s) => s.title.toLowerCase().startsWith('american'))).toBeGreaterThan(0);
   });
 
-  it('lists the phrases of two words typed as one, or of one typed as two, when the tables know that form', () => {
+  it('lists the phrases and products of two words typed as one, or of one typed as two, when the index knows that form', () => {
     const e = new SuggestEngine({ minSupport: 1 });
     const dishwashers = Array.from({ length: 6 }, (_, i) => ({ id: `d${i}`, title: `Built-In Dishwasher ${i}`, desc: '', manufacturer: '', raw: { category: 'Dishwasher' } }));
     const mowers = Array.from({ length: 6 }, (_, i) => ({ id: `m${i}`, title: `Gas Lawn Mower ${i}`, desc: '', manufacturer: '', raw: { category: 'Lawn Mower' } }));
@@ -165,6 +165,11 @@ describe('SuggestEngine', () => {
     expect(products.some((id) => id.startsWith('d'))).toBe(true);
     // a size or model number is not regrouped
     expect(phrases('lawn 21')).not.toContain('lawn mower');
+    // autocomplete: the documents of the regrouped reading compete with those of the words as typed
+    const found = (query: string): string[] => ids(e.autocomplete({ query, limit: 5 }));
+    expect(found('dish washer')[0]).toMatch(/^d\d$/);
+    expect(found('lawnmower').filter((id) => id.startsWith('m')).length).toBeGreaterThanOrEqual(3);
+    expect(found('lawnmower')).toContain('oil');
   });
 
   it('lists the products of glued words split in typeahead when none has every word as typed', () => {
