@@ -82,7 +82,11 @@ export class SpellCorrector {
   /** Candidates for one word, best first; the word itself is among them when it is known. */
   wordCandidates(word: string, isPrefix: boolean): WordCandidate[] {
     const snap = this.snapshot;
-    const own = isPrefix ? (snap.hasPrefix(word, this.kind) ? PREFIX_WEIGHT : 0) : snap.termWeight(word, this.kind);
+    // a plural of a word the index knows is a word too ("wrenches" of "wrench": it was split into
+    // "wrench es")
+    const one = singular(word);
+    const plural = one === null ? 0 : snap.termWeight(one, this.kind);
+    const own = (isPrefix ? (snap.hasPrefix(word, this.kind) ? PREFIX_WEIGHT : 0) : snap.termWeight(word, this.kind)) || plural;
     const out: WordCandidate[] = [];
     if (own > 0) out.push({ text: word, cost: 0, weight: own });
     if (isPrefix && own > 0) return out;

@@ -16,6 +16,8 @@ const titles = [
   ...Array(40).fill('Fluorescent Tube'),
   ...Array(5).fill('Model G135 Faucet'),
   ...Array(5).fill('TV Stand'),
+  ...Array(5).fill('Pipe Wrench'),
+  'Wire Spool ES',
 ];
 
 function corrector(): SpellCorrector {
@@ -30,6 +32,13 @@ describe('SpellCorrector', () => {
   it('returns null when every word is known', () => {
     expect(fix('samsung galaxy')).toBeNull();
     expect(fix('kitchen faucet')).toBeNull();
+  });
+
+  it('takes the plural of a known word as a word, not as a word and a stray ending', () => {
+    // "wrenches" is in no title, "wrench" and "es" are: it was read as "wrench es"
+    expect(fix('pipe wrenches')).toBeNull();
+    expect(fix('pipe wrenches', true)).toBeNull();
+    expect(fix('pipe wrenchs')).toBeNull();
   });
 
   it('fixes unknown words from the vocabulary', () => {
