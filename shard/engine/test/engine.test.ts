@@ -172,6 +172,17 @@ describe('SuggestEngine', () => {
     expect(found('lawnmower')).toContain('oil');
   });
 
+  it('corrects a word autocomplete knows only from a rare typo in a title', () => {
+    const e = new SuggestEngine();
+    const tubes = Array.from({ length: 40 }, (_, i) => ({ id: `t${i}`, title: `Fluorescent Light Tube ${i}`, desc: '', manufacturer: '', raw: {} }));
+    e.upsert([...tubes, { id: 'typo', title: 'Florescent Orange Marking Paint', desc: '', manufacturer: '', raw: {} }, { id: 'lamp', title: 'Desk Light Lamp', desc: '', manufacturer: '', raw: {} }]);
+    const r = e.autocomplete({ query: 'florescent light', limit: 5 });
+    expect(r.corrected_query).toBe('fluorescent light');
+    expect(r.suggestions.map((s) => s.id).filter((id) => id.startsWith('t')).length).toBeGreaterThanOrEqual(4);
+    // a word the index knows well is meant as typed
+    expect(e.autocomplete({ query: 'fluorescent light' }).corrected_query).toBeNull();
+  });
+
   it('lists the products of glued words split in typeahead when none has every word as typed', () => {
     const e = new SuggestEngine();
     e.upsert([
