@@ -431,7 +431,8 @@ export class SuggestEngine {
         // when few documents have every word as typed: documents of either reading compete.
         const regrouped = regroupWords(snap, words, lastIsPrefix, 'any');
         if (regrouped !== null) {
-          const alt = lexicalSearch(snap, analyzeTyped(regrouped.join(' '), lastIsPrefix), options);
+          // its documents with every word: the words as typed have filled the rest
+          const alt = lexicalSearch(snap, analyzeTyped(regrouped.join(' '), lastIsPrefix), { ...options, requireAll: true });
           result = withReading(result, alt, REGROUPED_FACTOR, 0, poolSize);
           clock?.lap('lexical_regrouped');
         }
