@@ -395,8 +395,8 @@ export class SuggestEngine {
 
   autocomplete(req: AutocompleteRequest): AutocompleteResult {
     // stages (profile=true): snapshot, analyze, correct, lexical (after lexicalSearch's own
-    // lexical_expand, _strict, _drop, _loose), lexical_corrected, synonyms, embed, fuse, vector,
-    // rerank, debug (vector debug and benchmark), render, pins
+    // lexical_expand, _strict, _drop, _loose), lexical_corrected, lexical_regrouped, synonyms,
+    // embed, fuse, vector, rerank, debug (vector debug and benchmark), render, pins
     const clock = req.profile === true ? new StageClock() : null;
     const snap = this.snapshot();
     clock?.lap('snapshot');
