@@ -12,7 +12,7 @@ import { analyzeQuery, analyzeTyped, withMixedNumberPrefix } from '../../node/ru
 import { displayFields } from './doc-fields.js';
 import { decodeSegments, encodeSegmentPieces, encodeSegments, ENGINE_FORMAT_VERSION, readSegments, type DecodedEngine } from './engine-format.js';
 import { IndexSnapshot, type CollectionStats } from './index-snapshot.js';
-import { lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
+import { everyWordHits, lexicalSearch, type LexicalHit, type LexicalResult } from './lexical-search.js';
 import { ClearingMemo, MemoPerOwner } from './memo.js';
 import { RankingRules } from './ranking-rules.js';
 import { regroupWords } from './regroup.js';
@@ -1050,11 +1050,4 @@ function withReading(result: LexicalResult, alt: LexicalResult, factor: number, 
   }
   const hits = [...best.values()].sort(byScore).slice(0, poolSize);
   return { hits, total: Math.max(result.total, alt.total), words: result.words };
-}
-
-/** Hits with every word of their query. */
-function everyWordHits(result: LexicalResult): number {
-  let n = 0;
-  for (const h of result.hits) if (h.matched >= result.words) n++;
-  return n;
 }

@@ -275,9 +275,9 @@ export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, opt
   // finds. Taken only when it finds documents with every word, where the parts found none, and
   // only for a compound with a model number's digits (two or more: "forza4" is no typo of
   // "forzaq...").
-  if (words.length > typed.length && (options.fuzzy ?? true) && typed.some(isModelNumber) && !hasEveryWord(result)) {
+  if (words.length > typed.length && (options.fuzzy ?? true) && typed.some(isModelNumber) && everyWordHits(result) === 0) {
     const whole = searchWords(snapshot, typed, prefixLast, options);
-    if (hasEveryWord(whole)) return whole;
+    if (everyWordHits(whole) > 0) return whole;
   }
   return result;
 }
@@ -293,9 +293,11 @@ function isModelNumber(w: QueryWord): boolean {
   return false;
 }
 
-function hasEveryWord(result: LexicalResult): boolean {
-  for (const h of result.hits) if (h.matched >= result.words) return true;
-  return false;
+/** Hits with every word of their query. */
+export function everyWordHits(result: LexicalResult): number {
+  let n = 0;
+  for (const h of result.hits) if (h.matched >= result.words) n++;
+  return n;
 }
 
 function searchWords(snapshot: IndexSnapshot, words: QueryWord[], prefixLast: boolean, options: LexicalOptions): LexicalResult {

@@ -82,11 +82,10 @@ export class SpellCorrector {
   /** Candidates for one word, best first; the word itself is among them when it is known. */
   wordCandidates(word: string, isPrefix: boolean): WordCandidate[] {
     const snap = this.snapshot;
-    // a plural of a word the index knows is a word too ("wrenches" of "wrench": it was split into
-    // "wrench es")
     const one = singular(word);
-    const plural = one === null ? 0 : snap.termWeight(one, this.kind);
-    const own = (isPrefix ? (snap.hasPrefix(word, this.kind) ? PREFIX_WEIGHT : 0) : snap.termWeight(word, this.kind)) || plural;
+    // a plural of a word the index knows is a word too ("wrenches" of "wrench": it was split into
+    // "wrench es"); its singular looked up only when the word itself is unknown
+    const own = (isPrefix ? (snap.hasPrefix(word, this.kind) ? PREFIX_WEIGHT : 0) : snap.termWeight(word, this.kind)) || (one === null ? 0 : snap.termWeight(one, this.kind));
     const out: WordCandidate[] = [];
     if (own > 0) out.push({ text: word, cost: 0, weight: own });
     if (isPrefix && own > 0) return out;
@@ -99,7 +98,7 @@ export class SpellCorrector {
     // unknown prefix is more likely the start of something new than a typo
     const lenient = own > 0 || isPrefix ? strict : correctionEdits(word.length);
     if (lenient > 0 && questioned && !/\d/.test(word)) {
-      const base = singular(word) ?? word;
+      const base = one ?? word;
       let matches = strict > 0 ? snap.fuzzyTerms(word, strict, isPrefix, this.kind, 12) : [];
       if (lenient > strict && matches.every((m) => m.matched === word)) matches = snap.fuzzyTerms(word, lenient, isPrefix, this.kind, 12);
       for (const m of matches) {
