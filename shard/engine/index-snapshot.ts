@@ -334,9 +334,16 @@ function computeNorms(seg: Segment, weights: readonly number[], b: readonly numb
 }
 
 /** Within one segment the same match can come from two walks: keep it once, at its best. */
+/**
+ * One candidate per matched text within a segment: the nearest, and at the same distance the
+ * terms of every match together. A prefix that is itself a term ("toile") is met once as that term
+ * and again as the subtree of the terms after it ("toilet", ...): both are the same candidate, and
+ * keeping only the first weighed "toiled" -> "toile" by one rare word.
+ */
 function keepBest(local: Map<string, VocabularyMatch>, m: VocabularyMatch): void {
   const prev = local.get(m.matched);
   if (prev === undefined || m.distance < prev.distance) local.set(m.matched, m);
+  else if (m.distance === prev.distance) prev.weight += m.weight;
 }
 
 function add(merged: Map<string, VocabularyMatch>, m: VocabularyMatch): void {

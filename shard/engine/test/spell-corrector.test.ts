@@ -18,6 +18,9 @@ const titles = [
   ...Array(5).fill('TV Stand'),
   ...Array(5).fill('Pipe Wrench'),
   'Wire Spool ES',
+  'Toile Curtain', // a word that is also the start of a common one
+  ...Array(12).fill('Toilet Seat'),
+  ...Array(3).fill('Tiled Tray'),
 ];
 
 function corrector(): SpellCorrector {
@@ -95,6 +98,13 @@ describe('SpellCorrector', () => {
     expect(fix('samsung galx', true)).toBeNull(); // 4 letters: no edit allowed
     expect(fix('samsung gal', true)).toBeNull();
     expect(fix('iphnoe', true)).toBe('iphone');
+  });
+
+  it('weighs a corrected prefix that is itself a word by every term it starts', () => {
+    // "toiled" is one edit from the prefix "toile" (the rare word "toile" and the common
+    // "toilet") and from "tiled": "toile" counted only as its own word lost to "tiled"
+    expect(fix('toiled', true)).toBe('toile');
+    expect(c.shown(['toile'], ['toiled'], true)).toBe('toilet');
   });
 
   it('shows a corrected last word whole when the whole word is as near to what was typed', () => {
