@@ -59,6 +59,9 @@ function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean
   return matches;
 }
 
+/** Terms of a prefix weighed for its context (`prefixCooccurrence`). */
+const PREFIX_CONTEXT_TERMS = 16;
+
 /** Document frequencies and co-occurrence counts kept per snapshot. */
 const MAX_CACHED_TERMS = 50_001;
 
@@ -150,6 +153,20 @@ export class IndexSnapshot {
     }
     this.pairCache.set(key, n);
     return n;
+  }
+
+  /**
+   * Documents containing `a` and some term that starts with `prefix`, as the most of any one such
+   * term (the first PREFIX_CONTEXT_TERMS of them in each segment): the context of a word still
+   * being typed, whose readings are prefixes.
+   */
+  prefixCooccurrence(a: string, prefix: string): number {
+    let best = 0;
+    for (const s of this.segments) {
+      const [lo, hi] = s.terms.prefixRange(prefix);
+      for (let t = lo; t < hi && t < lo + PREFIX_CONTEXT_TERMS; t++) best = Math.max(best, this.cooccurrence(a, s.terms.termAt(t)));
+    }
+    return best;
   }
 
   /** Frequency weight of a term as a word people type (title, brand or category word). */

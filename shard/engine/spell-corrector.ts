@@ -79,16 +79,20 @@ export class SpellCorrector {
     private readonly kind: VocabularyKind = 'suggestive',
   ) {}
 
-  /** Candidates for one word, best first; the word itself is among them when it is known. */
-  wordCandidates(word: string, isPrefix: boolean): WordCandidate[] {
+  /**
+   * Candidates for one word, best first; the word itself is among them when it is known.
+   * `afterWord`: a last word still typed follows another word, whose context can weigh its
+   * readings (see prefixWeight).
+   */
+  wordCandidates(word: string, isPrefix: boolean, afterWord = false): WordCandidate[] {
     const snap = this.snapshot;
     const one = singular(word);
     // a plural of a word the index knows is a word too ("wrenches" of "wrench": it was split into
     // "wrench es"); its singular looked up only when the word itself is unknown
-    const own = (isPrefix ? (snap.hasPrefix(word, this.kind) ? PREFIX_WEIGHT : 0) : snap.termWeight(word, this.kind)) || (one === null ? 0 : snap.termWeight(one, this.kind));
+    const own = (isPrefix ? this.prefixWeight(word, afterWord) : snap.termWeight(word, this.kind)) || (one === null ? 0 : snap.termWeight(one, this.kind));
     const out: WordCandidate[] = [];
     if (own > 0) out.push({ text: word, cost: 0, weight: own });
-    if (isPrefix && own > 0) return out;
+    if (own >= PREFIX_WEIGHT) return out;
     // A known word is questioned only when it is rare and has no digits (model numbers are
     // meant as typed), and never in favour of its own singular or plural.
     const questioned = isQuestioned(word, own);
@@ -139,7 +143,7 @@ export class SpellCorrector {
     const snap = this.snapshot;
     return words.some((w, i) => {
       if (i < words.length - MAX_QUESTIONED_WORDS) return false;
-      if (lastIsPrefix && i === words.length - 1) return !snap.hasPrefix(w, this.kind);
+      if (lastIsPrefix && i === words.length - 1) return this.prefixWeight(w, i > 0) < PREFIX_WEIGHT;
       const own = snap.termWeight(w, this.kind);
       // a known word has alternatives only when questioned and long enough for an edit (wordCandidates)
       return own === 0 || (isQuestioned(w, own) && maxEditsFor(w.length) > 0);
@@ -168,10 +172,10 @@ export class SpellCorrector {
     }
     // every reading asks for the same words' candidates again
     const known = new Map<string, WordCandidate[]>();
-    const candidatesOf = (w: string, isPrefix: boolean): WordCandidate[] => {
-      const k = isPrefix ? `${w}\u0000` : w;
+    const candidatesOf = (w: string, isPrefix: boolean, afterWord: boolean): WordCandidate[] => {
+      const k = isPrefix ? `${w}\u0000${afterWord ? 1 : 0}` : w;
       let list = known.get(k);
-      if (list === undefined) known.set(k, (list = this.wordCandidates(w, isPrefix)));
+      if (list === undefined) known.set(k, (list = this.wordCandidates(w, isPrefix, afterWord)));
       return list;
     };
     const all: QueryCorrection[] = [];
@@ -181,14 +185,15 @@ export class SpellCorrector {
         const isPrefix = lastIsPrefix && i === r.words.length - 1;
         // a join shortens the reading by one word: the questioned ones are still the last
         const questioned = i >= r.words.length - MAX_QUESTIONED_WORDS;
-        let cands = r.fixed.get(i) ?? (questioned ? candidatesOf(w, isPrefix) : []);
+        let cands = r.fixed.get(i) ?? (questioned ? candidatesOf(w, isPrefix, i > 0) : []);
         if (cands.length === 0) cands = [{ text: w, cost: 0, weight: 0 }];
         const next: Beam[] = [];
         for (const b of beams) {
           for (const c of cands) {
             const first = c.text.split(' ');
-            // words that occur together in documents support each other ("little giant")
-            const context = b.last && !isPrefix && (b.open || cands.length > 1) ? CONTEXT_WEIGHT * Math.log1p(this.snapshot.cooccurrence(b.last, first[0] as string)) : 0;
+            // words that occur together in documents support each other ("little giant"; a
+            // word still typed by the terms it starts: "ceiling lightening" is lighting, not lightning)
+            const context = b.last && (b.open || cands.length > 1) ? CONTEXT_WEIGHT * Math.log1p(this.contextOf(b.last, first[0] as string, isPrefix && first.length === 1)) : 0;
             next.push({
               words: [...b.words, ...first],
               cost: b.cost + c.cost,
@@ -212,6 +217,28 @@ export class SpellCorrector {
       seen.add(k);
       return true;
     }).slice(0, max);
+  }
+
+  private contextOf(before: string, word: string, isPrefix: boolean): number {
+    return isPrefix ? this.snapshot.prefixCooccurrence(before, word) : this.snapshot.cooccurrence(before, word);
+  }
+
+  /**
+   * A last word still being typed: 0 when no term starts with it; PREFIX_WEIGHT (taken as typed)
+   * when some do, unless it follows another word, is a whole word already, every term it starts
+   * is rare and an edit is allowed at its length: then it is questioned like a rare known word,
+   * weighed by those terms, and the word before it weighs its readings ("4 flourescent", a typo in
+   * one title, is read as fluorescent; "ceiling lightening" as lighting). The start of a rare word
+   * ("amert" of AmerTac) is taken as typed: more of it is probably coming. So is a rare word
+   * alone: "steak" or "crash", in one title each, are no typos of "steam" or "trash" however
+   * popular those are, and nothing else tells them from "flourescent".
+   */
+  private prefixWeight(word: string, afterWord: boolean): number {
+    const snap = this.snapshot;
+    if (!snap.hasPrefix(word, this.kind)) return 0;
+    if (!afterWord || maxEditsFor(word.length) === 0 || /\d/.test(word) || snap.termWeight(word, this.kind) === 0) return PREFIX_WEIGHT;
+    const weight = snap.fuzzyTerms(word, 0, true, this.kind, 1)[0]?.weight ?? 0;
+    return weight === 0 || weight > RARE_WORD_MAX ? PREFIX_WEIGHT : weight;
   }
 
   /**

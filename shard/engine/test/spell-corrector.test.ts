@@ -21,6 +21,9 @@ const titles = [
   'Toile Curtain', // a word that is also the start of a common one
   ...Array(12).fill('Toilet Seat'),
   ...Array(3).fill('Tiled Tray'),
+  ...Array(60).fill('Ceiling Lighting Fixture'),
+  ...Array(40).fill('Lightning Cable'),
+  'Lightening Decal', // a typo inside a title
 ];
 
 function corrector(): SpellCorrector {
@@ -105,6 +108,23 @@ describe('SpellCorrector', () => {
     // "toilet") and from "tiled": "toile" counted only as its own word lost to "tiled"
     expect(fix('toiled', true)).toBe('toile');
     expect(c.shown(['toile'], ['toiled'], true)).toBe('toilet');
+  });
+
+  it('questions a last word still typed that is a rare whole word after another word, not the start of one', () => {
+    expect(fix('tube flourescent', true)).toBe('tube fluorescent');
+    expect(c.mayChange(['tube', 'flourescent'], true)).toBe(true);
+    // the start of the rare word (and of no common one) is taken as typed: more may follow
+    expect(fix('tube flouresc', true)).toBeNull();
+    expect(c.mayChange(['tube', 'flouresc'], true)).toBe(false);
+    // alone, nothing tells a typo inside a title from a rare word ("steak" is no "steam")
+    expect(fix('flourescent', true)).toBeNull();
+    expect(c.mayChange(['flourescent'], true)).toBe(false);
+  });
+
+  it('weighs a last word still typed by the words before it', () => {
+    // one edit to "lightning", two to "lighting": the ceiling decides
+    expect(fix('ceiling lightening', true)).toBe('ceiling lighting');
+    expect(fix('cable lightening', true)).toBe('cable lightning');
   });
 
   it('shows a corrected last word whole when the whole word is as near to what was typed', () => {
