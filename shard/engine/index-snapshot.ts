@@ -60,7 +60,7 @@ function segmentWalk(s: Segment, word: string, maxEdits: number, prefix: boolean
 }
 
 /** Terms of a prefix weighed for its context (`prefixCooccurrence`). */
-const PREFIX_CONTEXT_TERMS = 16;
+const PREFIX_CONTEXT_TERMS = 4;
 
 /** Document frequencies and co-occurrence counts kept per snapshot. */
 const MAX_CACHED_TERMS = 50_001;
@@ -136,20 +136,11 @@ export class IndexSnapshot {
       const ta = s.terms.get(a);
       const tb = ta < 0 ? -1 : s.terms.get(b);
       if (tb < 0) continue;
-      let i = s.postOffsets[ta] as number;
-      const ie = s.postOffsets[ta + 1] as number;
-      let j = s.postOffsets[tb] as number;
-      const je = s.postOffsets[tb + 1] as number;
-      while (i < ie && j < je) {
-        const da = s.postDocs[i] as number;
-        const db = s.postDocs[j] as number;
-        if (da === db) {
-          n++;
-          i++;
-          j++;
-        } else if (da < db) i++;
-        else j++;
-      }
+      const ia = s.postOffsets[ta] as number;
+      const ea = s.postOffsets[ta + 1] as number;
+      const ib = s.postOffsets[tb] as number;
+      const eb = s.postOffsets[tb + 1] as number;
+      n += ea - ia <= eb - ib ? commonDocs(s.postDocs, ia, ea, ib, eb) : commonDocs(s.postDocs, ib, eb, ia, ea);
     }
     this.pairCache.set(key, n);
     return n;
@@ -357,6 +348,39 @@ function computeNorms(seg: Segment, weights: readonly number[], b: readonly numb
  * and again as the subtree of the terms after it ("toilet", ...): both are the same candidate, and
  * keeping only the first weighed "toiled" -> "toile" by one rare word.
  */
+/**
+ * Documents in both ascending runs `docs[i, ie)` and `docs[j, je)`, the first the shorter: each of
+ * its documents is found by galloping through the longer, so a rare word against a common one
+ * ("4", in thousands of titles) reads a few dozen entries rather than the whole list.
+ */
+function commonDocs(docs: Uint32Array, i: number, ie: number, j: number, je: number): number {
+  let n = 0;
+  for (; i < ie && j < je; i++) {
+    const d = docs[i] as number;
+    if ((docs[j] as number) < d) {
+      // gallop to a bound past d, then binary search the last step
+      let step = 1;
+      let lo = j;
+      while (j + step < je && (docs[j + step] as number) < d) {
+        lo = j + step;
+        step *= 2;
+      }
+      let hi = Math.min(j + step, je);
+      while (lo + 1 < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((docs[mid] as number) < d) lo = mid;
+        else hi = mid;
+      }
+      j = hi;
+    }
+    if (j < je && docs[j] === d) {
+      n++;
+      j++;
+    }
+  }
+  return n;
+}
+
 function keepBest(local: Map<string, VocabularyMatch>, m: VocabularyMatch): void {
   const prev = local.get(m.matched);
   if (prev === undefined || m.distance < prev.distance) local.set(m.matched, m);

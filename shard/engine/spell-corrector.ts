@@ -63,9 +63,14 @@ const PER_WORD = 3;
 /** Weight given to a prefix that some term starts with (what is typed so far is plausible). */
 const PREFIX_WEIGHT = 1e6;
 
-/** Whether a word with weight `own` may be corrected: unknown, or rare and without digits (model numbers are meant as typed). */
-function isQuestioned(word: string, own: number): boolean {
-  return own === 0 || (own <= RARE_WORD_MAX && !/\d/.test(word));
+/**
+ * Whether a word with weight `own` may be corrected: unknown, or rare and without digits (model
+ * numbers are meant as typed) in a query of other words too. Alone, nothing tells a typo inside a
+ * title ("flourescent") from a rare word ("steak", "crash" in one title each, no typos of "steam"
+ * or "trash" however popular those are); beside other words, their context weighs the readings.
+ */
+function isQuestioned(word: string, own: number, inContext: boolean): boolean {
+  return own === 0 || (inContext && own <= RARE_WORD_MAX && !/\d/.test(word));
 }
 
 /** Edits allowed when correcting a word the index does not know. */
@@ -81,21 +86,20 @@ export class SpellCorrector {
 
   /**
    * Candidates for one word, best first; the word itself is among them when it is known.
-   * `afterWord`: a last word still typed follows another word, whose context can weigh its
-   * readings (see prefixWeight).
+   * `inContext`: the query has other words, whose context weighs the readings (see isQuestioned).
    */
-  wordCandidates(word: string, isPrefix: boolean, afterWord = false): WordCandidate[] {
+  wordCandidates(word: string, isPrefix: boolean, inContext = true): WordCandidate[] {
     const snap = this.snapshot;
     const one = singular(word);
     // a plural of a word the index knows is a word too ("wrenches" of "wrench": it was split into
     // "wrench es"); its singular looked up only when the word itself is unknown
-    const own = (isPrefix ? this.prefixWeight(word, afterWord) : snap.termWeight(word, this.kind)) || (one === null ? 0 : snap.termWeight(one, this.kind));
+    const own = (isPrefix ? this.prefixWeight(word, inContext) : snap.termWeight(word, this.kind)) || (one === null ? 0 : snap.termWeight(one, this.kind));
     const out: WordCandidate[] = [];
     if (own > 0) out.push({ text: word, cost: 0, weight: own });
     if (own >= PREFIX_WEIGHT) return out;
     // A known word is questioned only when it is rare and has no digits (model numbers are
     // meant as typed), and never in favour of its own singular or plural.
-    const questioned = isQuestioned(word, own);
+    const questioned = isQuestioned(word, own, inContext);
     // the nearest candidates first; unknown words may look further when nothing is near
     const strict = maxEditsFor(word.length);
     // a word still being typed is only corrected as strictly as documents are matched: a short
@@ -143,10 +147,10 @@ export class SpellCorrector {
     const snap = this.snapshot;
     return words.some((w, i) => {
       if (i < words.length - MAX_QUESTIONED_WORDS) return false;
-      if (lastIsPrefix && i === words.length - 1) return this.prefixWeight(w, i > 0) < PREFIX_WEIGHT;
+      if (lastIsPrefix && i === words.length - 1) return this.prefixWeight(w, words.length > 1) < PREFIX_WEIGHT;
       const own = snap.termWeight(w, this.kind);
       // a known word has alternatives only when questioned and long enough for an edit (wordCandidates)
-      return own === 0 || (isQuestioned(w, own) && maxEditsFor(w.length) > 0);
+      return own === 0 || (isQuestioned(w, own, words.length > 1) && maxEditsFor(w.length) > 0);
     });
   }
 
@@ -166,16 +170,16 @@ export class SpellCorrector {
       const b = words[i + 1] as string;
       if (this.snapshot.termWeight(a, this.kind) > 0 && this.snapshot.termWeight(b, this.kind) > 0) continue;
       joins++;
-      const joined = this.wordCandidates(a + b, false);
+      const joined = this.wordCandidates(a + b, false, words.length > 2);
       if (joined.length === 0) continue;
       readings.push({ words: [...words.slice(0, i), a + b, ...words.slice(i + 2)], cost: 1, fixed: new Map([[i, joined]]) });
     }
     // every reading asks for the same words' candidates again
     const known = new Map<string, WordCandidate[]>();
-    const candidatesOf = (w: string, isPrefix: boolean, afterWord: boolean): WordCandidate[] => {
-      const k = isPrefix ? `${w}\u0000${afterWord ? 1 : 0}` : w;
+    const candidatesOf = (w: string, isPrefix: boolean, inContext: boolean): WordCandidate[] => {
+      const k = `${w}\u0000${isPrefix ? 1 : 0}${inContext ? 1 : 0}`;
       let list = known.get(k);
-      if (list === undefined) known.set(k, (list = this.wordCandidates(w, isPrefix, afterWord)));
+      if (list === undefined) known.set(k, (list = this.wordCandidates(w, isPrefix, inContext)));
       return list;
     };
     const all: QueryCorrection[] = [];
@@ -185,7 +189,7 @@ export class SpellCorrector {
         const isPrefix = lastIsPrefix && i === r.words.length - 1;
         // a join shortens the reading by one word: the questioned ones are still the last
         const questioned = i >= r.words.length - MAX_QUESTIONED_WORDS;
-        let cands = r.fixed.get(i) ?? (questioned ? candidatesOf(w, isPrefix, i > 0) : []);
+        let cands = r.fixed.get(i) ?? (questioned ? candidatesOf(w, isPrefix, r.words.length > 1) : []);
         if (cands.length === 0) cands = [{ text: w, cost: 0, weight: 0 }];
         const next: Beam[] = [];
         for (const b of beams) {
@@ -225,18 +229,17 @@ export class SpellCorrector {
 
   /**
    * A last word still being typed: 0 when no term starts with it; PREFIX_WEIGHT (taken as typed)
-   * when some do, unless it follows another word, is a whole word already, every term it starts
-   * is rare and an edit is allowed at its length: then it is questioned like a rare known word,
-   * weighed by those terms, and the word before it weighs its readings ("4 flourescent", a typo in
-   * one title, is read as fluorescent; "ceiling lightening" as lighting). The start of a rare word
-   * ("amert" of AmerTac) is taken as typed: more of it is probably coming. So is a rare word
-   * alone: "steak" or "crash", in one title each, are no typos of "steam" or "trash" however
-   * popular those are, and nothing else tells them from "flourescent".
+   * when some do, unless it is a whole word already, every term it starts is rare, an edit is
+   * allowed at its length and other words stand beside it: then it is questioned like a rare known
+   * word (isQuestioned), weighed by those terms, and the word before it weighs its readings
+   * ("4 flourescent", a typo in one title, is read as fluorescent; "ceiling lightening" as
+   * lighting). The start of a rare word ("amert" of AmerTac) is taken as typed: more of it is
+   * probably coming.
    */
-  private prefixWeight(word: string, afterWord: boolean): number {
+  private prefixWeight(word: string, inContext: boolean): number {
     const snap = this.snapshot;
     if (!snap.hasPrefix(word, this.kind)) return 0;
-    if (!afterWord || maxEditsFor(word.length) === 0 || /\d/.test(word) || snap.termWeight(word, this.kind) === 0) return PREFIX_WEIGHT;
+    if (!inContext || maxEditsFor(word.length) === 0 || /\d/.test(word) || snap.termWeight(word, this.kind) === 0) return PREFIX_WEIGHT;
     const weight = snap.fuzzyTerms(word, 0, true, this.kind, 1)[0]?.weight ?? 0;
     return weight === 0 || weight > RARE_WORD_MAX ? PREFIX_WEIGHT : weight;
   }

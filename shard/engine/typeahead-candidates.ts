@@ -19,6 +19,8 @@ export class TypeaheadCandidates {
   sug = new Int32Array(64);
   factor = new Float64Array(64);
   score = new Float64Array(64);
+  /** 1 for a candidate found only in another form of the words (typeahead.ts gatherAlike) */
+  alike = new Uint8Array(64);
   /** the hash each candidate was placed by (see hashOf) */
   private hash = new Int32Array(64);
   readonly segment: (Segment | undefined)[] = [];
@@ -52,12 +54,18 @@ export class TypeaheadCandidates {
     this.sug[i] = sug;
     this.factor[i] = factor;
     this.score[i] = 0;
+    this.alike[i] = 0;
     this.hash[i] = h;
     this.segment[i] = seg;
     this.key[i] = key;
     this.count = i + 1;
     if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     else this.place(h, i);
+  }
+
+  /** Marks the candidates added since `from` as found in another form of the words. */
+  markAlike(from: number): void {
+    this.alike.fill(1, from, this.count);
   }
 
   /** The candidate of suggestion `sug` of `seg` (hash `h`): by id, or by key over several segments; -1 when none. */
@@ -92,6 +100,7 @@ export class TypeaheadCandidates {
     this.sug = grown(this.sug, n);
     this.factor = grown(this.factor, n);
     this.score = grown(this.score, n);
+    this.alike = grown(this.alike, n);
     this.hash = grown(this.hash, n);
   }
 }

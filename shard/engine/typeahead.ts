@@ -69,8 +69,6 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
   // by suggestion id with a single segment (see gather)
   const cands = candidates.reset(snapshot.segments.length === 1);
   const wanted = limit + spare;
-  // candidates found only in another form of the words (see gatherAlike), as [from, to) runs
-  alikeRuns.length = 0;
   let regroupedAlike = gatherAlike(snapshot, words, lastIsPrefix, 1, wanted, cands);
   clock?.lap('tables');
 
@@ -131,7 +129,7 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
     const seg = cands.segment[c] as Segment;
     if (shown.doc >= 0 && !seg.isLive(shown.doc)) continue;
     if (titles.includes(shown.lower)) continue;
-    if (isAlike(c)) alikeShown++;
+    if (cands.alike[c] === 1) alikeShown++;
     titles.push(shown.lower);
     forms.push(shown.form);
     out.push({ id: shown.id, type: shown.type, title: shown.title, score: round(cands.score[c] as number) });
@@ -268,16 +266,8 @@ function gatherAlike(snapshot: IndexSnapshot, words: string[], lastIsPrefix: boo
     if (regrouped !== null) gather(snapshot, regrouped, lastIsPrefix, factor * ALIKE_FACTOR, limit, cands, false, FILL_BELOW);
     if (cands.count > at) found = regrouped;
   }
-  if (cands.count > from) alikeRuns.push(from, cands.count);
+  cands.markAlike(from);
   return found;
-}
-
-/** Runs of candidate indexes `[from, to)` that gatherAlike found in another form of the words (thread scratch, reset per query). */
-const alikeRuns: number[] = [];
-
-function isAlike(c: number): boolean {
-  for (let i = 0; i < alikeRuns.length; i += 2) if (c >= (alikeRuns[i] as number) && c < (alikeRuns[i + 1] as number)) return true;
-  return false;
 }
 
 /**

@@ -116,9 +116,12 @@ describe('SpellCorrector', () => {
     // the start of the rare word (and of no common one) is taken as typed: more may follow
     expect(fix('tube flouresc', true)).toBeNull();
     expect(c.mayChange(['tube', 'flouresc'], true)).toBe(false);
-    // alone, nothing tells a typo inside a title from a rare word ("steak" is no "steam")
+    // alone, nothing tells a typo inside a title from a rare word ("steak" is no "steam"),
+    // typed or finished
     expect(fix('flourescent', true)).toBeNull();
     expect(c.mayChange(['flourescent'], true)).toBe(false);
+    expect(fix('flourescent')).toBeNull();
+    expect(c.mayChange(['flourescent'], false)).toBe(false);
   });
 
   it('weighs a last word still typed by the words before it', () => {
