@@ -281,6 +281,9 @@ describe('SuggestEngine', () => {
     expect(products('lg top loader washer st').sort()).toEqual(['w1', 'w2']);
     // past MAX_DROP_WORDS words, only the words before the last
     expect(products('lg electronics top load washer in white grey').sort()).toEqual(['w1']);
+    // no title has every word but one: the words before the last, each left out in turn
+    // (the keystroke before's products), not an empty list
+    expect(products('samsung top load washer pedestal').sort()).toEqual(['f1', 'w1', 'w2']);
     // a foot mark typed for inches keeps its reading as inches when a word is left out
     const doors = new SuggestEngine();
     doors.upsert([
