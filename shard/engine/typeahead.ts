@@ -178,9 +178,10 @@ export function typeahead(snapshot: IndexSnapshot, corrector: SpellCorrector, qu
       // past MAX_DROP_WORDS words, too many to leave each out in turn: the words before the last
       else if (res.hits.length === 0 && !shortLast && head.length > 0) res = relaxedSearch(snapshot, head, false, false, fetch, clock);
       // still nothing ("echo rapid feed straigh": no title has three of the four words): the
-      // words before the last, each left out in turn, as the keystrokes before them asked
-      // (memoized), rather than an empty list
-      if (res.hits.length === 0 && !shortLast && head.length > 1 && head.length <= MAX_DROP_WORDS) res = relaxedSearch(snapshot, head, false, true, fetch, clock);
+      // words before the last of those, each left out in turn, as the keystrokes before them
+      // asked (memoized), rather than an empty list
+      const before = words.slice(0, -1);
+      if (res.hits.length === 0 && before.length > 1 && before.length <= MAX_DROP_WORDS) res = relaxedSearch(snapshot, before, false, true, fetch, clock);
     }
     const have = new Set(out.map((s) => s.id));
     const append = (list: LexicalResult, factor: number): void => {

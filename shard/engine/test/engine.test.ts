@@ -284,6 +284,8 @@ describe('SuggestEngine', () => {
     // no title has every word but one: the words before the last, each left out in turn
     // (the keystroke before's products), not an empty list
     expect(products('samsung top load washer pedestal').sort()).toEqual(['f1', 'w1', 'w2']);
+    // the same after a last word of a letter or two, left out first
+    expect(products('samsung top load washer pedestal fo').sort()).toEqual(['f1', 'w1', 'w2']);
     // a foot mark typed for inches keeps its reading as inches when a word is left out
     const doors = new SuggestEngine();
     doors.upsert([
