@@ -3,7 +3,8 @@
 // every `--every` keystrokes, each refreshed at once into a segment of its own (and merged as
 // the node merges them), and answer every keystroke of the stream, one after the other, the
 // order alternating by keystroke. Reports each build's wall time per answer (the writes not
-// counted) and how many answers differ as JSON (0 when a change is meant to keep the answers).
+// counted), how many answers differ as JSON (0 when a change is meant to keep the answers) and how
+// many are empty lists.
 // Typeahead over several segments is the state of every index taking writes; a single-segment
 // run (`--every 0`) is the quiet index.
 //
@@ -51,6 +52,8 @@ const dirs = [values.a, values.b] as [string, string];
 const perRound: [number, number][] = [];
 let compared = 0;
 let differ = 0;
+/** answers with no suggestion, per build */
+const empty = [0, 0];
 let example = '';
 for (let r = 0; r < rounds; r++) {
   const engines = [await loadEngine(dirs[0], docs, 'typeahead'), await loadEngine(dirs[1], docs, 'typeahead')];
@@ -67,6 +70,7 @@ for (let r = 0; r < rounds; r++) {
       const t = performance.now();
       const res = engines[k]!.typeahead({ query: q, limit: 10 });
       ms[k]! += performance.now() - t;
+      if ((res as { suggestions: unknown[] }).suggestions.length === 0) empty[k]!++;
       answers[k] = JSON.stringify(res);
     }
     compared++;
@@ -80,5 +84,5 @@ for (let r = 0; r < rounds; r++) {
 const mean = (k: 0 | 1) => perRound.reduce((s, p) => s + p[k], 0) / perRound.length;
 console.log(`typeahead, ${docs.length} documents, ${stream.length} keystrokes${values['one-word'] ? ' (one word)' : ''}, ${every > 0 ? `a write every ${every}` : 'no writes'}, ${rounds} rounds; wall µs per answer`);
 console.log(`a ${mean(0).toFixed(1)} (${perRound.map((p) => p[0].toFixed(1)).join(' ')})  b ${mean(1).toFixed(1)} (${perRound.map((p) => p[1].toFixed(1)).join(' ')})  b/a ${(mean(1) / mean(0)).toFixed(3)}`);
-console.log(`answers compared ${compared}, differing ${differ}`);
+console.log(`answers compared ${compared}, differing ${differ}; empty: a ${empty[0]}, b ${empty[1]}`);
 if (example) console.log(`first difference: ${example}`);
