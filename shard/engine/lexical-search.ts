@@ -268,7 +268,7 @@ export const headStats = { lazyResumes: 0 };
 export function lexicalSearch(snapshot: IndexSnapshot, query: AnalyzedQuery, options: LexicalOptions): LexicalResult {
   const prefixLast = options.prefixLast ?? !query.lastWordComplete;
   const typed = distinctWords(query.words, prefixLast).slice(0, MAX_WORDS);
-  const words = splitUnknownCompounds(snapshot, typed);
+  const words = splitUnknownCompounds(snapshot, typed, prefixLast);
   const result = searchWords(snapshot, words, prefixLast, options);
   // A compound split into parts that no document holds together ("vn260": "vn" and "260...") is
   // more likely a model number a character off ("vn250"), which the compound's own typo walk
@@ -425,12 +425,16 @@ function distinctWords(words: readonly QueryWord[], prefixLast: boolean): QueryW
   return out;
 }
 
-/** A compound the index never saw ("rtx4090" when documents say "RTX 4090") becomes its parts. */
-function splitUnknownCompounds(snapshot: IndexSnapshot, words: QueryWord[]): QueryWord[] {
+/**
+ * A compound the index never saw ("rtx4090" when documents say "RTX 4090") becomes its parts. A
+ * last word still typed is known when some term starts with it; finished, only as a whole term
+ * ("24x30 " is the parts of "24 in. x 30 in.", though "24x30x12" starts with it).
+ */
+function splitUnknownCompounds(snapshot: IndexSnapshot, words: QueryWord[], prefixLast: boolean): QueryWord[] {
   const out: QueryWord[] = [];
   words.forEach((w, i) => {
-    const last = i === words.length - 1;
-    const known = snapshot.df(w.term) > 0 || w.alternatives.some((a) => snapshot.df(a) > 0) || (last && snapshot.hasPrefix(w.term, 'any'));
+    const typing = prefixLast && i === words.length - 1;
+    const known = snapshot.df(w.term) > 0 || w.alternatives.some((a) => snapshot.df(a) > 0) || (typing && snapshot.hasPrefix(w.term, 'any'));
     if (known || w.parts.length === 0) out.push(w);
     else for (const p of w.parts) out.push({ term: p, alternatives: [], parts: [] });
   });

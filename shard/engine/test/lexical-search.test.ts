@@ -112,6 +112,15 @@ describe('lexicalSearch', () => {
     expect(search(docs, 't shirts ')).toEqual(['d']);
   });
 
+  it('reads a finished compound as its parts even when a longer term starts with it', () => {
+    const docs = [doc('canvas', 'Canvas Hanging 24 in. x 30 in. Kit'), doc('cabinet', '24x30x12 in. Wall Cabinet')];
+    // finished, "24x30" is no term: its parts, as "24 in. x 30 in." says them (and the
+    // cabinet's compound holds them too)
+    expect(search(docs, '24x30 ', { requireAll: true }).sort()).toEqual(['cabinet', 'canvas']);
+    // still typed, it is the start of "24x30x12"
+    expect(search(docs, '24x30', { requireAll: true })).toEqual(['cabinet']);
+  });
+
   it('reads an unknown compound as a model number a character off when no document holds its parts together', () => {
     const docs = [
       doc('battery', 'Lithium-Ion Battery for LG Cosmos VN250 Phones'),
