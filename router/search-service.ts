@@ -99,6 +99,8 @@ interface PartVectorDebug {
 export class SearchService {
   private readonly cache: ResponseCache;
   private readonly ranking = new RankingConfig();
+  /** Answers computed from the index parts (not served from the response cache), by route: with suggestions, and without. */
+  private readonly computed: Record<SearchKind, { some: number; empty: number }> = { typeahead: { some: 0, empty: 0 }, autocomplete: { some: 0, empty: 0 } };
 
   /**
    * `cacheBytes`: the bound of the response cache's estimated memory (0: nothing cached);
@@ -115,6 +117,12 @@ export class SearchService {
   ) {
     this.cache = new ResponseCache('search_response', shards, metrics, cacheBytes);
     front?.attach(this.cache);
+    metrics.labelledCounter(
+      'suggest_search_answers_total',
+      'Typeahead and autocomplete answers computed from the index parts (answers served from the response cache are not counted), by route and result: "empty" held no suggestion, the zero-result rate of the queries the cache did not answer.',
+      ['route', 'result'],
+      () => Object.entries(this.computed).flatMap(([route, n]) => [[{ route, result: 'suggestions' }, n.some] as const, [{ route, result: 'empty' }, n.empty] as const]),
+    );
   }
 
   /**
@@ -271,6 +279,9 @@ export class SearchService {
   private render(p: SearchParams, parts: PartResult[], ranking: RankingSelection, debug: ((merged: number) => unknown) | null, placed: PlacedPin[] = []): string {
     const pinned = parts.flatMap((part) => part.pinned ?? []);
     const merged = pinned.length > 0 ? placePins(merge(parts, p.limit + pinned.length, p.kind), pinned, ranking, p.limit, placed) : merge(parts, p.limit, p.kind);
+    const counted = this.computed[p.kind];
+    if (merged.length === 0) counted.empty++;
+    else counted.some++;
     const first = parts[0];
     const corrected = pickCorrection(parts);
     // documents written before the query that it did not see (a bulk load being indexed)

@@ -59,4 +59,24 @@ describe('response cache bound (single node)', () => {
     expect(await ask('samsung')).toEqual(popular);
     expect(await ask('samsung', true)).toEqual(popular);
   }, 120_000);
+
+  it('counts the answers computed with and without suggestions, by route, and not those served from the cache', async () => {
+    const answers = (route: string, result: string) => metricValue(api, `suggest_search_answers_total\\{route="${route}",result="${result}"\\}`).catch(() => 0);
+    const ask = async (route: string, query: string, bypass: boolean) => {
+      const r = await api.call<{ suggestions: unknown[] }>('GET', `/v1/${route}?index=bb&query=${encodeURIComponent(query)}${bypass ? '&bypass_cache=true' : ''}`, { key });
+      expect(r.status).toBe(200);
+      return r.body.suggestions.length;
+    };
+    const before = { te: await answers('typeahead', 'empty'), ts: await answers('typeahead', 'suggestions'), ae: await answers('autocomplete', 'empty') };
+    expect(await ask('typeahead', 'qqzzxxqq', true)).toBe(0);
+    expect(await ask('typeahead', 'qqzzxxqq', true)).toBe(0);
+    expect(await ask('typeahead', 'samsung galaxy', true)).toBeGreaterThan(0);
+    expect(await ask('autocomplete', 'qqzzxxqq', true)).toBe(0);
+    // computed once, then served from the cache: counted once
+    expect(await ask('typeahead', 'qqzzxxqqy', false)).toBe(0);
+    expect(await ask('typeahead', 'qqzzxxqqy', false)).toBe(0);
+    expect((await answers('typeahead', 'empty')) - before.te).toBe(3);
+    expect((await answers('typeahead', 'suggestions')) - before.ts).toBe(1);
+    expect((await answers('autocomplete', 'empty')) - before.ae).toBe(1);
+  });
 });
