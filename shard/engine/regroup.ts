@@ -22,7 +22,8 @@ const JOIN_WINDOW = 4;
  */
 export function regroupWords(snapshot: IndexSnapshot, words: readonly string[], lastIsPrefix: boolean, kind: VocabularyKind): string[] | null {
   const n = words.length;
-  const weight = (word: string, prefix: boolean): number => (prefix ? (snapshot.hasPrefix(word, kind) ? 1 : 0) : snapshot.termWeight(word, kind));
+  // a prefix weighs what the terms it starts weigh together
+  const weight = (word: string, prefix: boolean): number => (prefix ? (snapshot.fuzzyTerms(word, 0, true, kind, 1)[0]?.weight ?? 0) : snapshot.termWeight(word, kind));
   const isTyped = (i: number): boolean => lastIsPrefix && i === n - 1;
   // a word being typed may be short: "dish w" is the start of "dishwasher"
   const regroupable = (i: number): boolean => REGROUPABLE.test(words[i] as string) || (isTyped(i) && /^[^\d]+$/u.test(words[i] as string));

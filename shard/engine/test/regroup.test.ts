@@ -28,6 +28,13 @@ describe('regroupWords', () => {
     expect(regroupWords(snap, ['dish', 'wash'], false, 'any')).toBeNull();
   });
 
+  it('joins the pair whose joined word the index uses most, a word still typed weighed by the terms it starts', () => {
+    // "keyboard" (one title) against the start of "dishwasher" (five): the dishwasher
+    expect(regroupWords(snap, ['key', 'board', 'dish', 'wash'], true, 'any')).toEqual(['key', 'board', 'dishwash']);
+    // finished, "dish wash" is no known word: the keyboard
+    expect(regroupWords(snap, ['key', 'board', 'dish', 'wash'], false, 'any')).toEqual(['keyboard', 'dish', 'wash']);
+  });
+
   it('splits a word into two the index knows, where they stand together in more documents than the word', () => {
     expect(regroupWords(snap, ['lawnmower'], false, 'any')).toEqual(['lawn', 'mower']);
     // "key" and "board" are words, but no document has both: "keyboard" stays
