@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { unpack } from 'msgpackr';
 import { MAX_PHYSICAL_INDEXES_PER_INDEX, type IndexRecord, type JobRecord, type PhysicalIndexRecord } from '../../coordinator/coordinator.js';
-import { fail, validationError } from '../../node/runtime/errors.js';
+import { fail, SuggestError, validationError } from '../../node/runtime/errors.js';
 import { IndexId, PhysicalIndexId, type TenantId } from '../../node/runtime/ids.js';
 import type { ResolvedIndex } from '../data-plane.js';
 import { checkMerchandising, checkSynonyms } from '../ranking-config.js';
@@ -452,7 +452,8 @@ export function indexRoutes(deps: RouterDeps): Route[] {
         const logical = target.index;
         const next = req.body.physical_index_id;
         const physical = await data.physical(t.id, next);
-        if (!physical) fail('index_not_found', { index: next, tenant: t.id });
+        // the body names a physical index: the hint is to allocate one, not to create an index
+        if (!physical) throw new SuggestError('index_not_found', `Physical index '${next}' does not exist for tenant '${t.id}' (never allocated, or deleted); allocate one with POST /v1/indexes/${logical.index_id}/allocate-physical-id, fill it, then promote it.`);
         if (physical.index_id !== logical.index_id) fail('conflict', { reason: `Physical index '${next}' belongs to index '${physical.index_id}', not '${logical.index_id}'.` });
         if (physical.status === 'deleting') fail('conflict', { reason: `Physical index '${next}' is being deleted; it cannot be promoted.` });
         // a staging build still being filled must not go live half-done

@@ -136,6 +136,9 @@ describe('deleting a physical index', () => {
     await createIndex('private', other.priv);
     const promote = await r.call<Err>('POST', '/v1/indexes/private/promote', { key: other.priv, body: { physical_index_id: staging } });
     expect(promote.status).toBe(404);
+    expect(promote.body.code).toBe('index_not_found');
+    // the hint is about physical indexes, and says nothing of the other tenant's
+    expect(promote.body.detail).toBe(`Physical index '${staging}' does not exist for tenant '${other.id}' (never allocated, or deleted); allocate one with POST /v1/indexes/private/allocate-physical-id, fill it, then promote it.`);
     expect((await r.call<Page>('GET', `/v1/indexes/${staging}/documents`, { key: t.priv })).body.total).toBe(1);
     expect((await physicalIndexes('private')).items).toHaveLength(2);
   });
