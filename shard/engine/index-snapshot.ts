@@ -160,6 +160,11 @@ export class IndexSnapshot {
     return best;
   }
 
+  /** What the terms that start with `prefix` weigh together (0 when none does). */
+  prefixTermsWeight(prefix: string, kind: VocabularyKind): number {
+    return this.fuzzyTerms(prefix, 0, true, kind, 1)[0]?.weight ?? 0;
+  }
+
   /** Frequency weight of a term as a word people type (title, brand or category word). */
   termWeight(term: string, kind: VocabularyKind): number {
     let w = 0;
@@ -341,13 +346,6 @@ function computeNorms(seg: Segment, weights: readonly number[], b: readonly numb
   return out;
 }
 
-/** Within one segment the same match can come from two walks: keep it once, at its best. */
-/**
- * One candidate per matched text within a segment: the nearest, and at the same distance the
- * terms of every match together. A prefix that is itself a term ("toile") is met once as that term
- * and again as the subtree of the terms after it ("toilet", ...): both are the same candidate, and
- * keeping only the first weighed "toiled" -> "toile" by one rare word.
- */
 /**
  * Documents in both ascending runs `docs[i, ie)` and `docs[j, je)`, the first the shorter: each of
  * its documents is found by galloping through the longer, so a rare word against a common one
@@ -381,6 +379,12 @@ function commonDocs(docs: Uint32Array, i: number, ie: number, j: number, je: num
   return n;
 }
 
+/**
+ * One candidate per matched text within a segment: the nearest, and at the same distance the
+ * terms of every match together. A prefix that is itself a term ("toile") is met once as that term
+ * and again as the subtree of the terms after it ("toilet", ...): both are the same candidate, and
+ * keeping only the first weighed "toiled" -> "toile" by one rare word.
+ */
 function keepBest(local: Map<string, VocabularyMatch>, m: VocabularyMatch): void {
   const prev = local.get(m.matched);
   if (prev === undefined || m.distance < prev.distance) local.set(m.matched, m);

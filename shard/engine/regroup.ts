@@ -23,7 +23,7 @@ const JOIN_WINDOW = 4;
 export function regroupWords(snapshot: IndexSnapshot, words: readonly string[], lastIsPrefix: boolean, kind: VocabularyKind): string[] | null {
   const n = words.length;
   // a prefix weighs what the terms it starts weigh together
-  const weight = (word: string, prefix: boolean): number => (prefix ? (snapshot.fuzzyTerms(word, 0, true, kind, 1)[0]?.weight ?? 0) : snapshot.termWeight(word, kind));
+  const weight = (word: string, prefix: boolean): number => (prefix ? snapshot.prefixTermsWeight(word, kind) : snapshot.termWeight(word, kind));
   const isTyped = (i: number): boolean => lastIsPrefix && i === n - 1;
   // a word being typed may be short: "dish w" is the start of "dishwasher"
   const regroupable = (i: number): boolean => REGROUPABLE.test(words[i] as string) || (isTyped(i) && /^[^\d]+$/u.test(words[i] as string));

@@ -128,7 +128,7 @@ export class SpellCorrector {
         if (wa === 0) continue;
         const rest = word.slice(i);
         // a prefix weighs what the words it starts weigh together
-        const wb = isPrefix ? (snap.fuzzyTerms(rest, 0, true, this.kind, 1)[0]?.weight ?? 0) : snap.termWeight(rest, this.kind);
+        const wb = isPrefix ? snap.prefixTermsWeight(rest, this.kind) : snap.termWeight(rest, this.kind);
         if (wb > 0 && (best === null || Math.min(wa, wb) > best.weight)) best = { text: `${word.slice(0, i)} ${rest}`, cost: SPLIT_COST, weight: Math.min(wa, wb) };
       }
       if (best) out.push(best);
@@ -240,7 +240,7 @@ export class SpellCorrector {
     const snap = this.snapshot;
     if (!snap.hasPrefix(word, this.kind)) return 0;
     if (!inContext || maxEditsFor(word.length) === 0 || /\d/.test(word) || snap.termWeight(word, this.kind) === 0) return PREFIX_WEIGHT;
-    const weight = snap.fuzzyTerms(word, 0, true, this.kind, 1)[0]?.weight ?? 0;
+    const weight = snap.prefixTermsWeight(word, this.kind);
     return weight === 0 || weight > RARE_WORD_MAX ? PREFIX_WEIGHT : weight;
   }
 
